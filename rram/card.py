@@ -1,0 +1,165 @@
+"""The parameters of the filament model and its default card.
+
+Defaults follow the public Stanford–PKU v2.0 Beta parameter set (bcrafton/rram,
+``RRAM_v_2_0_Beta.va``) and its "RRAM RC cell" bench wherever it is physical.  Changes,
+each documented in ``desc`` and in README.md:
+
+* ``ea`` 0.7 → 1.45 eV and ``alpha`` 0.75 → 1.9 nm: the v2.0 barriers give no read
+  immunity (the HRS halves in 0.1 s at 0.1 V, physics.md §9.5); 1.45 eV gives > 10 years
+  at 0.1 V, and the larger barrier-lowering length keeps V_set near 1.4 V (physics.md §13).
+* ``weff`` 0.5 → 2 nm: lateral growth fast right after gap closure (abrupt SET, overshoot)
+  and slow at the compliance-limited voltage (R_LRS·I_cc ≈ const), physics.md §13.
+* New physics, off or neutral in v2.0 terms: a thermal capacitance ``cth`` (ASU/sky130
+  value of τ_th), a resistivity temperature coefficient ``tcr``, a RESET-side thinning of the
+  CF ``kwr``, the RC-cell extrinsics ``rtop``, ``rbot``, ``rshunt``, ``cp`` as card
+  parameters, and ``polarity`` for devices that SET at negative bias.
+* Numerical widths (smoothing, bounds, the state anchor) are parameters too, with values
+  small enough that the model converges to the unsmoothed equations (tested).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .params import Card, Parameter, read_card_file
+
+INF = math.inf
+
+# Groups fix the section order of the generated files (CMC style).
+GROUPS = (
+    ("switch", "Switches"),
+    ("instance", "Instance parameters: initial state and per-device variation"),
+    ("geometry", "Geometry"),
+    ("conduction", "Conduction"),
+    ("kinetics", "Ion kinetics"),
+    ("thermal", "Thermal"),
+    ("extrinsic", "Extrinsic elements of the cell"),
+    ("numerics", "Numerical widths and guards"),
+)
+
+
+def _p(name, default, unit, desc, group, lo=-INF, hi=INF, lo_open=False, hi_open=False,
+       choices=(), kind="model") -> Parameter:
+    return Parameter(name, float(default), unit, desc, group, float(lo), float(hi),
+                     lo_open, hi_open, tuple(float(c) for c in choices), kind)
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    # Switches
+    _p("polarity", 1, "", "+1: SET at positive V(te,be); -1: SET at negative V(te,be)",
+       "switch", choices=(-1, 1)),
+    # Instance: initial state and variation hooks
+    _p("x0", 3e-9, "m", "Initial gap (state at t = 0 and DC anchor)", "instance", 0, 1e-7,
+       kind="instance"),
+    _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
+       kind="instance"),
+    _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
+       -0.5, 0.5, kind="instance"),
+    _p("deh", 0, "eV", "Offset on the ion-hopping barrier eh (variation)", "instance",
+       -0.5, 0.5, kind="instance"),
+    _p("dei", 0, "eV", "Offset on the ion-release barrier ei (variation)", "instance",
+       -0.5, 0.5, kind="instance"),
+    _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
+       kind="instance"),
+    # Geometry
+    _p("l0", 3e-9, "m", "Switching-layer thickness (v2.0 L0)", "geometry", 5e-10, 5e-8),
+    _p("wcf", 5e-9, "m", "Maximum CF width, the cell width (v2.0 W_CF)", "geometry",
+       5e-10, 1e-6),
+    _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
+       1e-11, 5e-9),
+    # Conduction
+    _p("j0", 1e13, "A/m^2", "Hopping current density prefactor (v2.0 I0)", "conduction",
+       1e6, 1e18),
+    _p("xt", 0.4e-9, "m", "Hopping-current decay length (v2.0 XT)", "conduction",
+       5e-11, 5e-9),
+    _p("vt", 0.4, "V", "Hopping I-V nonlinearity voltage (v2.0 VT)", "conduction", 0.01, 5),
+    _p("rho0", 1.9635e-5, "Ohm*m", "CF resistivity at tamb (v2.0 rou)", "conduction",
+       1e-9, 1e-1),
+    _p("tcr", 1e-3, "1/K", "Temperature coefficient of the CF resistivity (new; metallic CF)",
+       "conduction", 0, 5e-3),
+    _p("kcontact", 1e3, "", "Metallic tip-contact conductance over the hopping conductance "
+       "at x = 0 (smooth form of the v2.0 x <= 0 branch, both polarities)", "conduction", 1, 1e6),
+    _p("xc", 0.03e-9, "m", "Gap at which the tip contact turns on", "conduction", 0, 5e-10),
+    _p("xcw", 0.005e-9, "m", "Width of the tip-contact turn-on", "conduction", 1e-13, 1e-10),
+    # Kinetics
+    _p("a0", 0.25e-9, "m", "Vacancy/ion hopping distance (v2.0 a)", "kinetics", 1e-11, 1e-8),
+    _p("f0", 1e13, "Hz", "Attempt frequency (v2.0 f)", "kinetics", 1e9, 1e15),
+    _p("ea", 1.45, "eV", "Vacancy-generation barrier, SET (v2.0 0.7: raised for read "
+       "immunity)", "kinetics", 0.1, 4),
+    _p("eh", 1.12, "eV", "O2- hopping barrier, RESET (v2.0 Eh)", "kinetics", 0.1, 4),
+    _p("ei", 0.82, "eV", "O2- release barrier at the interface, RESET (v2.0 Ei)", "kinetics",
+       0.1, 4),
+    _p("ri", 1.5, "", "Voltage enhancement factor on ei (v2.0 r)", "kinetics", 0, 10),
+    _p("alpha", 1.9e-9, "m", "Barrier-lowering length of vacancy generation (v2.0 0.75 nm: "
+       "raised with ea)", "kinetics", 0, 1e-8),
+    _p("alphah", 0.75e-9, "m", "Barrier-lowering length of ion hopping (v2.0 alphah)",
+       "kinetics", 0, 1e-8),
+    _p("zion", 1, "", "Ion charge number (v2.0 Z)", "kinetics", 0.1, 4),
+    _p("weff", 2e-9, "m", "Lateral growth step (v2.0 0.5 nm: raised for an abrupt, "
+       "compliance-controlled SET)", "kinetics", 1e-11, 1e-8),
+    _p("kwr", 0.25, "", "CF thinning per unit of gap opening during RESET (new)", "kinetics",
+       0, 10),
+    _p("vcap", 100, "m/s", "Smooth cap of every ion rate (v2.0 hard cap 100 m/s)",
+       "kinetics", 1e-3, 1e6),
+    # Thermal
+    _p("tamb", 300, "K", "Ambient temperature", "thermal", 150, 700),
+    _p("rth", 5e5, "K/W", "Thermal resistance of the CF (v2.0 Rth)", "thermal", 1e2, 1e9),
+    _p("cth", 4.6e-16, "J/K", "Thermal capacitance of the CF (tau_th = rth*cth = 0.23 ns)",
+       "thermal", 1e-22, 1e-9),
+    # Extrinsic
+    _p("rtop", 20, "Ohm", "Top contact resistance (v2.0 RC cell R1)", "extrinsic", 1e-3, 1e7),
+    _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",
+       1e-3, 1e7),
+    _p("rshunt", 2e9, "Ohm", "Cell shunt leakage (v2.0 RC cell Rh)", "extrinsic", 1e3, 1e16),
+    _p("cp", 1e-15, "F", "Parasitic capacitance across the cell (v2.0 RC cell C)",
+       "extrinsic", 0, 1e-9),
+    # Numerics
+    _p("vs", 2e-3, "V", "Width of the polarity weights at V = 0", "numerics", 1e-6, 0.1),
+    _p("xeps", 0.05e-9, "m", "Regularisation of 1/x in the field terms", "numerics",
+       1e-12, 1e-9),
+    _p("lmin", 1e-12, "m", "Soft floor of the CF body length (x -> l0)", "numerics",
+       1e-15, 1e-10),
+    _p("xlat", 0.1e-9, "m", "Gap below which lateral growth runs", "numerics", 0, 1e-9),
+    _p("xlatw", 0.02e-9, "m", "Width of the lateral-growth onset", "numerics", 1e-13, 5e-10),
+    _p("xbound", 0.002e-9, "m", "Width of the state bounds (windows at 0, l0, wmin, wcf)",
+       "numerics", 1e-13, 5e-10),
+    _p("tfloor", 50, "K", "Soft floor of the local temperature (guards Newton iterates)",
+       "numerics", 1, 150),
+    _p("thold", 1e12, "s", "Anchor time constant of the states to x0, w0: gives the DC "
+       "operating point; 0.03 % of (x - x0) in ten years", "numerics", 1e6, 1e15),
+)
+
+PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
+
+
+def _state_within_geometry(values: Mapping[str, float]) -> str | None:
+    if values["x0"] > values["l0"]:
+        return f"parameter x0: {values['x0']:g} m exceeds l0 = {values['l0']:g} m (valid 0 <= x0 <= l0)"
+    if values["w0"] > values["wcf"]:
+        return f"parameter w0: {values['w0']:g} m exceeds wcf = {values['wcf']:g} m (valid w0 <= wcf)"
+    if values["wmin"] >= values["wcf"]:
+        return f"parameter wmin: {values['wmin']:g} m must be below wcf = {values['wcf']:g} m"
+    return None
+
+
+CONSTRAINTS = (_state_within_geometry,)
+
+
+def default_card() -> Card:
+    """The default card (v2.0 values where physical; see the module docstring)."""
+    return Card.from_values(PARAMETERS, {}, name="rram-default", constraints=CONSTRAINTS)
+
+
+def make_card(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Card:
+    """A card with the given values, the defaults elsewhere; validated."""
+    merged = dict(values or {})
+    merged.update(kwargs)
+    return Card.from_values(PARAMETERS, merged, name="rram", constraints=CONSTRAINTS)
+
+
+def load_card(path: str | Path) -> Card:
+    """Read and validate a card JSON file (see :meth:`rram.params.Card.to_json`)."""
+    return read_card_file(path, PARAMETERS, CONSTRAINTS)

@@ -1,0 +1,23 @@
+"""Physical and mathematical constants, with the ``constants.vams`` name each maps to.
+
+The Verilog-A rendering must use ``constants.vams`` (CMC rule) and the three renderings
+must agree to 1e-6 on Arrhenius rates with E/kT ≈ 60, so every target uses the values that
+OpenVAF(-Reloaded) compiles in for ``P_K`` and ``P_Q`` (the NIST 1998 set; measured by
+compiling ``P_K/P_Q`` and reading it back through ngspice).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Boltzmann constant, J/K (constants.vams ``P_K`` as compiled by OpenVAF).
+P_K = 1.3806503e-23
+#: Elementary charge, C (constants.vams ``P_Q`` as compiled by OpenVAF).
+P_Q = 1.602176462e-19
+#: Boltzmann constant in eV/K: ``P_K/P_Q`` (8.6173423e-5).
+KB_EV = P_K / P_Q
+#: π (constants.vams ``M_PI``).
+PI = math.pi
+
+#: Name of each constant in the Verilog-A rendering.
+VERILOGA_NAMES = {"kb_ev": "(`P_K/`P_Q)", "pi": "`M_PI"}

@@ -1,0 +1,239 @@
+"""The vectorised Python engine: N devices, each with its own card and stimulus.
+
+``simulate`` packs cards and stimuli into arrays, integrates them in chunks (each chunk in
+parallel over the cores, see :mod:`rram.engine.integrator`) and returns a
+:class:`SimResult` whose :meth:`~SimResult.frame` is the tidy output table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..card import PARAMETER_NAMES, default_card
+from ..circuits import CIRCUIT_PARAMETERS
+from ..errors import ConvergenceError, InputError
+from ..generate import CIRCUIT_KINDS
+from ..params import Card
+from .jit import integrator as ig
+from .stimulus import Stimulus
+
+#: Unknowns of every engine circuit, in kernel order.
+UNKNOWNS = ("mid", "ti", "bi", "tip", "gap", "width", "dtemp")
+COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
+           "width_nm", "temperature_K")
+
+CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+
+
+@dataclass(frozen=True)
+class Options:
+    """Integrator settings.
+
+    ``rtol`` is relative; ``atol_nm`` (nm) and ``atol_k`` (K) are the absolute error
+    tolerances of the gap/width states and the temperature rise; node voltages are tested
+    through their capacitor charge against ``chgtol`` (C), as SPICE does, and converge in
+    Newton to ``atol_v`` (V).  ``hmax`` (s) caps the step (``None``: 1/10 of the shortest
+    stimulus segment).
+    """
+
+    rtol: float = 1e-3
+    atol_v: float = 1e-6
+    atol_nm: float = 1e-3
+    atol_k: float = 1.0
+    chgtol: float = 1e-15
+    hmax: float | None = None
+    hmin: float = 1e-18
+    max_steps: int = 200_000
+    chunk: int = 2048
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        atol = np.array([self.atol_v] * 4 + [self.atol_nm] * 2 + [self.atol_k])
+        errkind = np.array([1, 1, 1, 1, 0, 0, 0], np.int64)
+        lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])
+        return atol, errkind, lim
+
+
+@dataclass
+class SimResult:
+    """Sampled unknowns of every device, with what is needed to label them."""
+
+    circuit: str
+    cards: list[Card]
+    circuit_params: np.ndarray
+    stimuli: list[Stimulus]
+    samples: list[np.ndarray]  # per device: (M_d, len(UNKNOWNS))
+    status: np.ndarray
+    stats: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    def failures(self) -> list[tuple[int, str, float]]:
+        return [
+            (d, ig.STATUS_TEXT[int(s)], float(self.stats[d, ig.STAT_FAIL_TIME]))
+            for d, s in enumerate(self.status)
+            if s != ig.OK
+        ]
+
+    def raise_on_failure(self) -> None:
+        fails = self.failures()
+        if fails:
+            d, why, t = fails[0]
+            more = f" ({len(fails) - 1} more devices failed)" if len(fails) > 1 else ""
+            raise ConvergenceError(f"device {d}: {why} at t = {t:.6g} s{more}", time_s=t,
+                                   analysis="tran", device=d)
+
+    def device_arrays(self, d: int) -> dict[str, np.ndarray]:
+        """Waveforms of device ``d``: time, applied and cell voltage, current, states."""
+        st = self.stimuli[d]
+        y = self.samples[d]
+        t = st.sample_times
+        v_app = st.voltage(t)
+        rtop = self.cards[d]["rtop"]
+        tamb = self.cards[d]["tamb"]
+        mid, ti = y[:, 0], y[:, 1]
+        if self.circuit == "1t1r":
+            v_te, v_be = v_app, mid
+        else:
+            v_te, v_be = mid, np.zeros_like(mid)
+        seg = st.segment_of(t)
+        return {
+            "time_s": t,
+            "cycle": st.cycles[seg],
+            "phase": np.array(st.phases)[seg],
+            "v_applied_V": v_app,
+            "v_cell_V": v_te - v_be,
+            "current_A": (v_te - ti) / rtop,
+            "gap_nm": y[:, 4],
+            "width_nm": y[:, 5],
+            "temperature_K": tamb + y[:, 6],
+        }
+
+    def frame(self, devices: Sequence[int] | None = None) -> pd.DataFrame:
+        """The tidy table: one row per device and output time, columns :data:`COLUMNS`."""
+        parts = []
+        for d in range(len(self.stimuli)) if devices is None else devices:
+            a = self.device_arrays(d)
+            a = {k: a[k] for k in COLUMNS if k != "device"}
+            df = pd.DataFrame(a)
+            df.insert(0, "device", d)
+            parts.append(df)
+        return pd.concat(parts, ignore_index=True)[list(COLUMNS)]
+
+
+def _as_cards(cards: Card | Sequence[Card] | None, n: int) -> list[Card]:
+    if cards is None:
+        return [default_card()] * n
+    if isinstance(cards, Card):
+        return [cards] * n
+    cards = list(cards)
+    if len(cards) != n:
+        raise InputError(f"got {len(cards)} cards for {n} devices")
+    return cards
+
+
+def _circuit_matrix(params: Mapping[str, object] | None, n: int) -> np.ndarray:
+    """(n, len(CIRCUIT_PARAMETERS)): scalars broadcast, sequences per device; validated."""
+    given = dict(params or {})
+    unknown = sorted(set(given) - set(CIRCUIT_DEFAULTS))
+    if unknown:
+        raise InputError(
+            f"unknown circuit parameter(s) {', '.join(unknown)}; valid: "
+            + ", ".join(CIRCUIT_DEFAULTS)
+        )
+    cols = []
+    for p in CIRCUIT_PARAMETERS:
+        v = np.broadcast_to(np.asarray(given.get(p.name, p.default), float), (n,))
+        for x in np.unique(v):
+            problem = p.check(float(x))
+            if problem:
+                raise InputError(f"circuit parameter {p.name}: {problem} "
+                                 f"(valid range {p.range_text})")
+        cols.append(v)
+    return np.stack(cols, axis=1)
+
+
+def _pad(stimuli: Sequence[Stimulus]):
+    """Stack per-device stimuli into padded arrays (zero-length segments, +inf samples)."""
+    n = len(stimuli)
+    k = max(s.times.size for s in stimuli)
+    m = max(s.sample_times.size for s in stimuli)
+    TP = np.empty((n, k))
+    VP = np.empty((n, k))
+    ICC = np.empty((n, k - 1))
+    OUT = np.full((n, m), np.inf)
+    for d, s in enumerate(stimuli):
+        kk = s.times.size
+        TP[d, :kk], VP[d, :kk] = s.times, s.volts
+        TP[d, kk:], VP[d, kk:] = s.times[-1], s.volts[-1]
+        ICC[d, : kk - 1] = s.icc
+        ICC[d, kk - 1 :] = s.icc[-1]
+        OUT[d, : s.sample_times.size] = s.sample_times
+    return TP, VP, ICC, OUT
+
+
+def initial_guess(p: np.ndarray) -> np.ndarray:
+    """Unknowns at rest: nodes at 0 V, states at x0, w0, no heating."""
+    y0 = np.zeros((p.shape[0], len(UNKNOWNS)))
+    ix0, iw0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
+    y0[:, 4] = p[:, ix0] / 1e-9
+    y0[:, 5] = p[:, iw0] / 1e-9
+    return y0
+
+
+def simulate(
+    circuit: str,
+    stimuli: Stimulus | Sequence[Stimulus],
+    cards: Card | Sequence[Card] | None = None,
+    circuit_params: Mapping[str, object] | None = None,
+    options: Options | None = None,
+    n_devices: int | None = None,
+    progress: bool = False,
+) -> SimResult:
+    """Simulate devices in ``circuit`` (``resistor``, ``compliance`` or ``1t1r``).
+
+    ``stimuli`` is one stimulus for all devices or one per device; ``cards`` likewise;
+    ``circuit_params`` maps names of :data:`rram.circuits.CIRCUIT_PARAMETERS` to a scalar or
+    one value per device.  Failed devices are reported in ``status`` (see
+    :meth:`SimResult.raise_on_failure`), never silently dropped.
+    """
+    if circuit not in CIRCUIT_KINDS:
+        raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    opts = options or Options()
+    if isinstance(stimuli, Stimulus):
+        n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
+        stimuli = [stimuli] * n
+    stimuli = list(stimuli)
+    n = len(stimuli)
+    if n == 0:
+        raise InputError("no devices to simulate")
+    card_list = _as_cards(cards, n)
+    cp = _circuit_matrix(circuit_params, n)
+    P = np.concatenate([np.array([[c.values[k] for k in PARAMETER_NAMES] for c in card_list]),
+                        cp], axis=1)
+    TP, VP, ICC, OUT = _pad(stimuli)
+    VG = np.array([s.v_gate for s in stimuli], float)
+    if opts.hmax is not None:
+        hmax = np.full(n, float(opts.hmax))
+    else:
+        hmax = np.array([np.min(np.diff(s.times)) / 10 for s in stimuli])
+    atol, errkind, lim = opts.arrays()
+    Y0 = initial_guess(P)
+    kind = CIRCUIT_KINDS.index(circuit)
+    out_y = np.empty((n, OUT.shape[1], len(UNKNOWNS)))
+    status = np.zeros(n, np.int64)
+    stats = np.zeros((n, ig.N_STATS))
+    chunks = range(0, n, opts.chunk)
+    if progress:
+        from tqdm import tqdm
+
+        chunks = tqdm(chunks, total=len(chunks), unit="chunk", desc=f"{circuit} x{n}")
+    for a in chunks:
+        b = min(n, a + opts.chunk)
+        ig.integrate_batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
+                           OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
+                           hmax[a:b], opts.hmin, opts.max_steps, status[a:b], stats[a:b])
+    samples = [out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)]
+    return SimResult(circuit, card_list, cp, stimuli, samples, status, stats)

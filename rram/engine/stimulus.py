@@ -1,0 +1,186 @@
+"""Stimuli for the engine: piecewise-linear applied voltage with per-segment compliance.
+
+Every protocol (DC loops, pulse trains, constant stress) becomes a :class:`Stimulus`: the
+breakpoints of the applied voltage, the compliance current of each segment, the gate
+voltage, the output time grid and, per segment, the cycle and phase labels used in the
+tidy output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+PHASES = ("set", "reset", "read", "hold", "pulse", "stress")
+
+
+def _finite(name: str, value: float, *, positive: bool = False, nonzero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise InputError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"{name} must be finite, got {value!r}")
+    if positive and value <= 0:
+        raise InputError(f"{name} must be > 0, got {value:g}")
+    if nonzero and value == 0:
+        raise InputError(f"{name} must be non-zero")
+    return value
+
+
+@dataclass(frozen=True)
+class Stimulus:
+    """The applied voltage of one device.
+
+    ``times`` (s) and ``volts`` (V) are the breakpoints; segment ``k`` runs from
+    ``times[k]`` to ``times[k+1]`` with compliance ``icc[k]`` (A, used by the compliance
+    circuit), label ``cycles[k]`` and ``phases[k]``.  ``sample_times`` is the output grid.
+    """
+
+    times: np.ndarray
+    volts: np.ndarray
+    icc: np.ndarray
+    cycles: np.ndarray
+    phases: tuple[str, ...]
+    sample_times: np.ndarray
+    v_gate: float = 0.0
+
+    def __post_init__(self) -> None:
+        t, v = np.asarray(self.times, float), np.asarray(self.volts, float)
+        if t.ndim != 1 or t.shape != v.shape or t.size < 2:
+            raise InputError("a stimulus needs at least two breakpoints of time and voltage")
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(v))):
+            raise InputError("stimulus times and voltages must be finite")
+        if np.any(np.diff(t) <= 0):
+            raise InputError("stimulus times must increase strictly")
+        if len(self.icc) != t.size - 1 or len(self.cycles) != t.size - 1:
+            raise InputError("icc and cycle labels need one value per segment")
+        if len(self.phases) != t.size - 1:
+            raise InputError("phase labels need one value per segment")
+        if np.any(np.asarray(self.icc) <= 0) or not np.all(np.isfinite(self.icc)):
+            raise InputError("compliance currents must be finite and > 0")
+
+    @property
+    def duration(self) -> float:
+        return float(self.times[-1] - self.times[0])
+
+    def segment_of(self, t: np.ndarray) -> np.ndarray:
+        """Index of the segment each time falls in (the last segment for the end time)."""
+        k = np.searchsorted(self.times, t, side="right") - 1
+        return np.clip(k, 0, len(self.times) - 2)
+
+    def voltage(self, t: np.ndarray) -> np.ndarray:
+        return np.interp(t, self.times, self.volts)
+
+
+def _grid(times: np.ndarray, dt: float) -> np.ndarray:
+    """A uniform grid with spacing ≤ dt that contains every breakpoint."""
+    parts = [times[:1]]
+    for a, b in zip(times[:-1], times[1:], strict=True):
+        n = max(1, int(math.ceil((b - a) / dt - 1e-9)))
+        parts.append(a + (b - a) * np.arange(1, n + 1) / n)
+    return np.concatenate(parts)
+
+
+def dc_loops(
+    v_set: float = 2.0,
+    v_reset: float = -2.0,
+    rate: float = 1e3,
+    cycles: int = 1,
+    icc_set: float = 100e-6,
+    icc_reset: float = 10e-3,
+    v_step: float = 2e-3,
+    v_gate: float = 0.0,
+) -> Stimulus:
+    """Triangular DC loops 0 → v_set → 0 → v_reset → 0, repeated ``cycles`` times.
+
+    ``rate`` is the sweep rate (V/s); ``v_step`` the output spacing in volts of sweep.
+    ``v_set`` and ``v_reset`` must have opposite signs (either may be negative, for
+    devices that SET at negative bias).
+    """
+    v_set = _finite("v_set", v_set, nonzero=True)
+    v_reset = _finite("v_reset", v_reset, nonzero=True)
+    if v_set * v_reset > 0:
+        raise InputError(
+            f"v_set ({v_set:g} V) and v_reset ({v_reset:g} V) must have opposite signs"
+        )
+    rate = _finite("rate", rate, positive=True)
+    icc_set = _finite("icc_set", icc_set, positive=True)
+    icc_reset = _finite("icc_reset", icc_reset, positive=True)
+    v_step = _finite("v_step", v_step, positive=True)
+    if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
+        raise InputError(f"cycles must be a positive integer, got {cycles!r}")
+    if abs(v_set) > 20 or abs(v_reset) > 20:
+        raise InputError("|v_set| and |v_reset| must be at most 20 V")
+    volts = [0.0]
+    for _ in range(cycles):
+        volts += [v_set, 0.0, v_reset, 0.0]
+    volts_a = np.array(volts)
+    times = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(volts_a)) / rate)])
+    n_seg = 4 * cycles
+    icc = np.array([icc_set, icc_set, icc_reset, icc_reset] * cycles)
+    cyc = np.repeat(np.arange(cycles), 4)
+    phases = ("set", "set", "reset", "reset") * cycles
+    assert icc.size == n_seg
+    return Stimulus(times, volts_a, icc, cyc, phases, _grid(times, v_step / rate), v_gate)
+
+
+def pulse_train(
+    amplitudes: Sequence[float],
+    width: float,
+    rise: float = 10e-9,
+    fall: float | None = None,
+    gap: float = 1e-6,
+    icc: float = 10e-3,
+    v_gate: float = 0.0,
+    dt: float | None = None,
+    cycles: Sequence[int] | None = None,
+) -> Stimulus:
+    """Trapezoidal pulses of the given amplitudes (V), each ``rise``/``width``/``fall``
+    long (``width`` is the flat top), separated by ``gap`` at 0 V."""
+    width = _finite("width", width, positive=True)
+    rise = _finite("rise", rise, positive=True)
+    fall = rise if fall is None else _finite("fall", fall, positive=True)
+    gap = _finite("gap", gap, positive=True)
+    icc = _finite("icc", icc, positive=True)
+    if len(amplitudes) == 0:
+        raise InputError("a pulse train needs at least one amplitude")
+    times, volts, cyc, phases = [0.0], [0.0], [], []
+    labels = list(range(len(amplitudes))) if cycles is None else list(cycles)
+    for a, c in zip(amplitudes, labels, strict=True):
+        a = _finite("pulse amplitude", a)
+        t0 = times[-1]
+        times += [t0 + rise, t0 + rise + width, t0 + rise + width + fall,
+                  t0 + rise + width + fall + gap]
+        volts += [a, a, 0.0, 0.0]
+        phase = "set" if a > 0 else "reset"
+        cyc += [c] * 4
+        phases += [phase, phase, phase, "hold"]
+    t = np.array(times)
+    step = dt if dt is not None else min(rise, width, fall) / 20
+    return Stimulus(t, np.array(volts), np.full(t.size - 1, icc), np.array(cyc),
+                    tuple(phases), _grid(t, _finite("dt", step, positive=True)), v_gate)
+
+
+def constant_stress(
+    voltage: float,
+    duration: float,
+    rise: float = 1e-6,
+    icc: float = 10e-3,
+    samples_per_decade: int = 20,
+) -> Stimulus:
+    """Ramp to ``voltage`` in ``rise`` and hold it for ``duration`` (s); output on a
+    logarithmic time grid (read disturb, retention)."""
+    voltage = _finite("voltage", voltage)
+    duration = _finite("duration", duration, positive=True)
+    rise = _finite("rise", rise, positive=True)
+    t = np.array([0.0, rise, rise + duration])
+    decades = max(1.0, math.log10((rise + duration) / rise))
+    grid = np.concatenate([[0.0], np.geomspace(rise, rise + duration,
+                                               int(decades * samples_per_decade) + 1)])
+    return Stimulus(t, np.array([0.0, voltage, voltage]), np.full(2, icc), np.zeros(2, int),
+                    ("stress", "stress"), grid, 0.0)

@@ -1,0 +1,139 @@
+"""The assembled device: ports, internal nodes and branch contributions.
+
+A :class:`Model` is what every printer renders: the same branches become numpy residuals,
+ngspice B-sources and capacitors, and Verilog-A contributions.  Each branch carries a
+static flow ``p → n`` and a charge whose time derivative adds to that flow, which is the
+form all three targets share (``I(br) <+ flow + ddt(charge)``).
+
+State nodes are scaled to O(1): gap and width in nm, the temperature rise in K.  Their
+"currents" are rates (nm/s, or K for the thermal node scaled by ``rth``); each state has a
+weak anchor ``(state − initial)/thold`` that gives the DC operating point (the initial
+state) without ``uic`` and is negligible in any transient (physics.md, rules §3).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import equations as eq
+from .card import PARAMETERS
+from .expr import ZERO, Expr, sym
+from .params import Parameter
+
+GROUND = "gnd"
+
+
+def node_symbol(node: str) -> str:
+    """IR symbol of a node voltage: ``n_<node>``."""
+    return f"n_{node}"
+
+
+def V(node: str) -> Expr:
+    return sym(node_symbol(node))
+
+
+@dataclass(frozen=True)
+class Node:
+    """An internal node: ``unit`` of its value, ``initial`` value (expression of parameters)."""
+
+    name: str
+    discipline: str
+    unit: str
+    desc: str
+    initial: Expr
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A contribution ``flow + d(charge)/dt`` from node ``p`` to node ``n``."""
+
+    name: str
+    p: str
+    n: str
+    flow: Expr
+    charge: Expr
+    desc: str
+
+
+@dataclass(frozen=True)
+class Output:
+    """An operating-point output (Verilog-A ``OPP``-style), for monitoring."""
+
+    name: str
+    expr: Expr
+    unit: str
+    desc: str
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    ports: tuple[str, ...]
+    nodes: tuple[Node, ...]
+    branches: tuple[Branch, ...]
+    parameters: tuple[Parameter, ...]
+    outputs: tuple[Output, ...]
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return self.ports + tuple(n.name for n in self.nodes)
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+
+def build_model() -> Model:
+    """The filament RRAM model of :mod:`rram.equations` as branches between nodes."""
+    P = eq.P
+    pol = P.polarity
+    state = eq.State(
+        v_cell=eq.let("v_cell", pol * (V("ti") - V("bi"))),
+        v_gap=eq.let("v_gap", pol * (V("tip") - V("bi"))),
+        x=eq.let("x", V("gap") * eq.NM),
+        w=eq.let("w", V("width") * eq.NM),
+        dtemp=V("dtemp"),
+    )
+    t_safe, kt = eq.temperature(state)
+    p_set, p_reset = eq.polarity_factors(state)
+    c = eq.conduction(state, t_safe)
+    k = eq.kinetics(state, c.v_drive, kt, p_set, p_reset)
+
+    x0_nm = P.x0 / eq.NM
+    w0_nm = P.w0 / eq.NM
+    nodes = (
+        Node("ti", "electrical", "V", "top electrode, inside the top contact", ZERO),
+        Node("bi", "electrical", "V", "bottom electrode, inside the bottom contact", ZERO),
+        Node("tip", "electrical", "V", "CF tip: gap voltage is V(tip, bi) in the device frame",
+             ZERO),
+        Node("gap", "electrical", "nm", "state: tunnelling gap x", x0_nm),
+        Node("width", "electrical", "nm", "state: CF width w", w0_nm),
+        Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO),
+    )
+    branches = (
+        Branch("br_ctop", "te", "ti", (V("te") - V("ti")) / P.rtop, ZERO, "top contact"),
+        Branch("br_cbot", "bi", "be", (V("bi") - V("be")) / P.rbot, ZERO, "bottom contact"),
+        Branch("br_leak", "ti", "bi", pol * c.i_leak, P.cp * (V("ti") - V("bi")),
+               "oxide leakage, shunt and parasitic capacitance"),
+        Branch("br_cf", "ti", "tip", pol * c.i_cf, ZERO, "metallic CF body"),
+        Branch("br_gap", "tip", "bi", pol * c.i_gap, ZERO, "gap: hopping and tip contact"),
+        Branch("br_x", "gap", GROUND, -k.dx_dt / eq.NM + (V("gap") - x0_nm) / P.thold,
+               V("gap"), "gap state: d(x)/dt = rate"),
+        Branch("br_w", "width", GROUND, -k.dw_dt / eq.NM + (V("width") - w0_nm) / P.thold,
+               V("width"), "width state: d(w)/dt = rate"),
+        Branch("br_th", "dtemp", GROUND, V("dtemp") - P.rth * c.power,
+               P.rth * P.cth * V("dtemp"), "thermal RC, scaled by rth"),
+    )
+    outputs = (
+        Output("temp", c.temperature, "K", "local CF temperature"),
+        Output("gapm", state.x, "m", "tunnelling gap"),
+        Output("widthm", state.w, "m", "CF width"),
+        Output("rcf", c.r_cf, "Ohm", "CF body resistance"),
+        Output("power", c.power, "W", "Joule power in the filament path"),
+        Output("dxdt", k.dx_dt, "m/s", "gap rate"),
+        Output("dwdt", k.dw_dt, "m/s", "width rate"),
+    )
+    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs)
+
+
+MODEL = build_model()

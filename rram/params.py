@@ -1,0 +1,238 @@
+"""Parameters and model cards.
+
+A :class:`Parameter` carries a name, default, unit, range and description; the range
+semantics are those of the CMC Verilog-A macros (closed or open ends), so the Verilog-A
+printer maps them mechanically.  A :class:`Card` is an immutable set of values for every
+parameter of a model, validated on construction and read from / written to JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import CardError
+
+#: Names must be lower-case identifiers: they are used verbatim in SPICE and Verilog-A.
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+
+#: Names we refuse because they are keywords or functions in one of the targets
+#: (ngspice is case-insensitive, so lower-case comparison is enough).
+RESERVED = frozenset(
+    """
+    abs acos acosh asin asinh atan atanh begin branch case cos cosh ddt ddx default discipline
+    else end endcase endfunction endmodule exp floor for function ground idt if inf inout
+    input integer limexp ln log max min module nature output parameter pow pwl pwr real sgn
+    sign sin sinh sqrt string tan tanh temper temp time u uramp v i while from exclude
+    analog electrical thermal hertz pi e
+    """.split()
+)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One model parameter.
+
+    ``lower``/``upper`` bound the value; ``*_open`` makes that end exclusive.  ``choices``
+    restricts the value to a finite set (switches).  ``kind`` is ``"instance"`` for
+    parameters that may differ per instance in SPICE (initial state, variation hooks).
+    """
+
+    name: str
+    default: float
+    unit: str
+    desc: str
+    group: str
+    lower: float = -math.inf
+    upper: float = math.inf
+    lower_open: bool = False
+    upper_open: bool = False
+    choices: tuple[float, ...] = ()
+    kind: str = "model"
+
+    def __post_init__(self) -> None:
+        if not NAME_PATTERN.match(self.name):
+            raise ValueError(f"parameter name {self.name!r} is not a lower-case identifier")
+        if self.name in RESERVED:
+            raise ValueError(f"parameter name {self.name!r} clashes with a target keyword")
+        problem = self.check(self.default)
+        if problem:
+            raise ValueError(f"default of {self.name}: {problem}")
+
+    @property
+    def range_text(self) -> str:
+        if self.choices:
+            return "one of {" + ", ".join(f"{c:g}" for c in self.choices) + "}"
+        lo = "(" if self.lower_open else "["
+        hi = ")" if self.upper_open else "]"
+        return f"{lo}{self.lower:g}, {self.upper:g}{hi}"
+
+    def check(self, value: Any) -> str | None:
+        """Return a message if ``value`` is not acceptable, else ``None``."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"{value!r} is not a number"
+        value = float(value)
+        if not math.isfinite(value):
+            return f"{value!r} is not finite"
+        if self.choices:
+            return None if value in self.choices else f"{value:g} is not {self.range_text}"
+        below = value <= self.lower if self.lower_open else value < self.lower
+        above = value >= self.upper if self.upper_open else value > self.upper
+        if below or above:
+            return f"{value:g} is outside {self.range_text} {self.unit}".rstrip()
+        return None
+
+
+@dataclass(frozen=True)
+class Card:
+    """Immutable, validated values for every parameter of a model.
+
+    Build with :meth:`from_values` (missing names take their defaults); change with
+    :meth:`replace`.  ``values`` is read-only.
+    """
+
+    parameters: tuple[Parameter, ...]
+    values: Mapping[str, float]
+    name: str = "rram"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    constraints: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def from_values(
+        cls,
+        parameters: Iterable[Parameter],
+        values: Mapping[str, Any] | None = None,
+        *,
+        name: str = "rram",
+        meta: Mapping[str, Any] | None = None,
+        constraints: Iterable[Any] = (),
+    ) -> Card:
+        params = tuple(parameters)
+        by_name = {p.name: p for p in params}
+        given = dict(values or {})
+        unknown = sorted(set(given) - set(by_name))
+        if unknown:
+            raise CardError(
+                f"unknown parameter(s) {', '.join(unknown)}; valid names: "
+                + ", ".join(sorted(by_name))
+            )
+        resolved: dict[str, float] = {}
+        for p in params:
+            v = given.get(p.name, p.default)
+            problem = p.check(v)
+            if problem:
+                raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
+            resolved[p.name] = float(v)
+        for check in constraints:
+            problem = check(resolved)
+            if problem:
+                raise CardError(problem)
+        return cls(
+            params,
+            MappingProxyType(resolved),
+            name,
+            MappingProxyType(dict(meta or {})),
+            tuple(constraints),
+        )
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise CardError(f"unknown parameter {name!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def parameter(self, name: str) -> Parameter:
+        for p in self.parameters:
+            if p.name == name:
+                return p
+        raise CardError(f"unknown parameter {name!r}")
+
+    def replace(self, **changes: float) -> Card:
+        merged = dict(self.values)
+        merged.update(changes)
+        return Card.from_values(
+            self.parameters,
+            merged,
+            name=self.name,
+            meta=self.meta,
+            constraints=self.constraints,
+        )
+
+    def with_meta(self, **meta: Any) -> Card:
+        merged = dict(self.meta)
+        merged.update(meta)
+        return Card.from_values(
+            self.parameters,
+            self.values,
+            name=self.name,
+            meta=merged,
+            constraints=self.constraints,
+        )
+
+    # Serialisation ---------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "rram-card/1",
+            "name": self.name,
+            "parameters": {
+                p.name: {"value": self.values[p.name], "unit": p.unit} for p in self.parameters
+            },
+            "meta": dict(self.meta),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the parameter values (not the metadata): the card's identity."""
+        payload = json.dumps({k: repr(v) for k, v in self.values.items()}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def card_values_from_json(text: str, source: str = "<card>") -> tuple[str, dict[str, Any], dict]:
+    """Parse card JSON: ``{"parameters": {name: value | {"value": v}}}`` or a flat mapping."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CardError(f"{source}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise CardError(f"{source}: a card must be a JSON object")
+    params = data.get("parameters", data if "format" not in data else None)
+    if not isinstance(params, dict):
+        raise CardError(f"{source}: missing the 'parameters' object")
+    values: dict[str, Any] = {}
+    for key, entry in params.items():
+        value = entry.get("value") if isinstance(entry, dict) else entry
+        if isinstance(entry, dict) and "value" not in entry:
+            raise CardError(f"{source}: parameter {key} has no 'value'")
+        values[key] = value
+    name = data.get("name", "rram") if "parameters" in data else "rram"
+    meta = data.get("meta", {}) if "parameters" in data else {}
+    return str(name), values, dict(meta) if isinstance(meta, dict) else {}
+
+
+def read_card_file(path: str | Path, parameters: Iterable[Parameter], constraints=()) -> Card:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise CardError(f"cannot read card {path}: {exc.strerror}") from None
+    name, values, meta = card_values_from_json(text, str(path))
+    try:
+        return Card.from_values(parameters, values, name=name, meta=meta, constraints=constraints)
+    except CardError as exc:
+        raise CardError(f"{path}: {exc}") from None
