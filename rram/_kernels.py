@@ -10,17 +10,17 @@ from numba import njit
 EXP_LIMIT = 80.0
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def safe_exp(u):
     return np.exp(np.minimum(u, EXP_LIMIT)) * (1.0 + np.maximum(u - EXP_LIMIT, 0.0))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def softplus(u):
     return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def pos_sq(u):
     r = np.maximum(u, 0.0)
     return r * r
@@ -270,7 +270,7 @@ def device_outputs(nodes, p):
     return (out_temp, out_gapm, out_widthm, out_rcf, out_power, out_dxdt, out_dwdt,)
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, error_model="numpy")
 def resistor_eval(y, u, p, F, Q, JF, JQ):
     """Residual and Jacobians of the resistor circuit.
 
@@ -635,7 +635,75 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     JQ[6, 6] = t89
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, error_model="numpy")
+def resistor_probe(y, u, p):
+    """Current into the device's te port (A)."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    current = (n_mid - n_ti)/rtop
+    return current
+
+
+@njit(cache=True, error_model="numpy")
 def compliance_eval(y, u, p, F, Q, JF, JQ):
     """Residual and Jacobians of the compliance circuit.
 
@@ -1001,7 +1069,75 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     JQ[6, 6] = t90
 
 
-@njit(cache=True, fastmath=False)
+@njit(cache=True, error_model="numpy")
+def compliance_probe(y, u, p):
+    """Current into the device's te port (A)."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    current = (n_mid - n_ti)/rtop
+    return current
+
+
+@njit(cache=True, error_model="numpy")
 def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     """Residual and Jacobians of the one_t_one_r circuit.
 
@@ -1368,10 +1504,78 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     JQ[6, 6] = t91
 
 
+@njit(cache=True, error_model="numpy")
+def one_t_one_r_probe(y, u, p):
+    """Current into the device's te port (A)."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    current = (v_app - n_ti)/rtop
+    return current
+
+
 CIRCUITS = ('resistor', 'compliance', 'one_t_one_r')
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def circuit_eval(kind, y, u, p, F, Q, JF, JQ):
     """Evaluate circuit number ``kind`` (index into CIRCUITS)."""
     if kind == 0:
@@ -1380,3 +1584,15 @@ def circuit_eval(kind, y, u, p, F, Q, JF, JQ):
         compliance_eval(y, u, p, F, Q, JF, JQ)
     elif kind == 2:
         one_t_one_r_eval(y, u, p, F, Q, JF, JQ)
+
+
+@njit(cache=True, error_model="numpy")
+def circuit_probe(kind, y, u, p):
+    """Device current of circuit number ``kind``."""
+    if kind == 0:
+        return resistor_probe(y, u, p)
+    elif kind == 1:
+        return compliance_probe(y, u, p)
+    elif kind == 2:
+        return one_t_one_r_probe(y, u, p)
+    return 0.0

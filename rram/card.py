@@ -9,10 +9,15 @@ each documented in ``desc`` and in README.md:
   at 0.1 V, and the larger barrier-lowering length keeps V_set near 1.4 V (physics.md §13).
 * ``weff`` 0.5 → 2 nm: lateral growth fast right after gap closure (abrupt SET, overshoot)
   and slow at the compliance-limited voltage (R_LRS·I_cc ≈ const), physics.md §13.
-* New physics, off or neutral in v2.0 terms: a thermal capacitance ``cth`` (ASU/sky130
-  value of τ_th), a resistivity temperature coefficient ``tcr``, a RESET-side thinning of the
-  CF ``kwr``, the RC-cell extrinsics ``rtop``, ``rbot``, ``rshunt``, ``cp`` as card
-  parameters, and ``polarity`` for devices that SET at negative bias.
+* New physics: a thermal capacitance ``cth`` with τ_th = rth·cth = 10 ps, the diffusion
+  time l0²/D over the switching layer (D ≈ 8.6e-7 m²/s for HfO2; the ASU/sky130 0.23 ns is
+  a fit of another model), a metallic resistivity temperature coefficient ``tcr``
+  (1e-3 /K, Ielmini's value for metallic Hf-rich filaments), a RESET-side thinning of the
+  CF ``kwr`` (the width would otherwise only ever grow), the RC-cell extrinsics ``rtop``,
+  ``rbot``, ``rshunt``, ``cp`` as card parameters, and ``polarity`` for devices that SET at
+  negative bias.
+* The tip contact acts in both polarities (v2.0: only under positive bias), so the LRS is
+  ohmic and symmetric; the RESET kinetics use the hopping-law drive voltage of the gap.
 * Numerical widths (smoothing, bounds, the state anchor) are parameters too, with values
   small enough that the model converges to the unsmoothed equations (tested).
 """
@@ -107,8 +112,8 @@ PARAMETERS: tuple[Parameter, ...] = (
     # Thermal
     _p("tamb", 300, "K", "Ambient temperature", "thermal", 150, 700),
     _p("rth", 5e5, "K/W", "Thermal resistance of the CF (v2.0 Rth)", "thermal", 1e2, 1e9),
-    _p("cth", 4.6e-16, "J/K", "Thermal capacitance of the CF (tau_th = rth*cth = 0.23 ns)",
-       "thermal", 1e-22, 1e-9),
+    _p("cth", 2e-17, "J/K", "Thermal capacitance of the CF (tau_th = rth*cth = 10 ps = "
+       "l0^2/D for HfO2)", "thermal", 1e-22, 1e-9),
     # Extrinsic
     _p("rtop", 20, "Ohm", "Top contact resistance (v2.0 RC cell R1)", "extrinsic", 1e-3, 1e7),
     _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",

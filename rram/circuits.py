@@ -35,6 +35,7 @@ class Circuit:
     parameters: tuple[str, ...]
     branches: tuple[Branch, ...]
     device_nodes: dict[str, str]  # device node -> circuit node
+    probe: Expr  # current into the device's te port (A)
 
     def index(self, node: str) -> int:
         return self.unknowns.index(node)
@@ -122,6 +123,7 @@ def build_circuit(kind: str, model: Model = MODEL) -> Circuit:
     unknowns = ("mid",) + tuple(n.name for n in model.nodes)
     device_nodes = {"te": "mid" if kind in SERIES_ELEMENTS else "bl",
                     "be": GROUND if kind in SERIES_ELEMENTS else "mid", **internal}
+    probe = next(b.flow for b in branches if b.name == "br_ctop")
     return Circuit(
         name=kind.replace("1t1r", "one_t_one_r"),
         unknowns=unknowns,
@@ -129,4 +131,5 @@ def build_circuit(kind: str, model: Model = MODEL) -> Circuit:
         parameters=model.parameter_names + CIRCUIT_PARAMETER_NAMES,
         branches=branches,
         device_nodes=device_nodes,
+        probe=probe,
     )

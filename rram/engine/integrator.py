@@ -25,28 +25,31 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._kernels import circuit_eval
+from .._kernels import circuit_eval, circuit_probe
 
 OK = 0
 MAX_STEPS = 1
 STEP_TOO_SMALL = 2
 DC_FAILED = 3
 NON_FINITE = 4
+STOPPED = 5  # success: the stop current was reached (see STAT_STOP_TIME)
 
 STATUS_TEXT = {
     OK: "ok",
     MAX_STEPS: "the step limit was hit",
-    STEP_TOO_SMALL: "the time step fell below the minimum (Newton or error test kept failing)",
+    STEP_TOO_SMALL: "the time step fell below the minimum (hmin, or 1e-14 of the time), "
+    "Newton or the error test kept failing",
     DC_FAILED: "the initial operating point did not converge",
     NON_FINITE: "a non-finite value appeared in the solution",
+    STOPPED: "stopped: the stop current was reached",
 }
 
 # Columns of the per-device statistics array.
-STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME = 0, 1, 2, 3
-N_STATS = 4
+STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME = 0, 1, 2, 3, 4
+N_STATS = 5
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def lu_solve(A, b, n):
     """Solve A·x = b in place (b becomes x); partial pivoting.  False if singular."""
     for k in range(n):
@@ -82,7 +85,7 @@ def lu_solve(A, b, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _inputs(tp, vp, iccp, vgate, k, t, u):
     """Stimulus at time t in segment k: v_app linear in the segment, icc constant."""
     t0 = tp[k]
@@ -93,7 +96,7 @@ def _inputs(tp, vp, iccp, vgate, k, t, u):
     u[2] = iccp[k]
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _newton(kind, y, u, p, alpha0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, maxit, tol, dc):
     """Solve F(y) + α₀·Q(y) + qhist = 0 (or F(y) = 0 when dc) in place.
 
@@ -128,11 +131,12 @@ def _newton(kind, y, u, p, alpha0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, maxit
     return -maxit
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
-                     rtol, lim, hmax, hmin, max_steps, stats):
+                     rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
-    guess on entry.  Returns a status code; fills ``out_y`` at ``out_t``."""
+    guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
+    stop).  The run stops early when |device current| reaches ``i_stop``."""
     n = y.shape[0]
     nseg = tp.shape[0] - 1
     F = np.zeros(n)
@@ -155,6 +159,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         stats[STAT_FAIL_TIME] = t
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
+    i_prev = abs(circuit_probe(kind, y, u, p))
     q0 = Q.copy()
     q1 = Q.copy()  # Q at the previous accepted point
     y1 = y.copy()  # previous accepted point
@@ -168,8 +173,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         for i in range(n):
             out_y[iout, i] = y[i]
         iout += 1
-    seg_len = tp[1] - tp[0]
-    h = min(hmax, seg_len * 1e-3)
+    h = min(hmax, (tp[1] - tp[0]) * 1e-3)
     yp = np.zeros(n)
     yc = np.zeros(n)
     steps = 0
@@ -180,6 +184,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             k += 1
             continue
         hit = False
+        h = min(h, hfrac * (t_bp - tp[k]))
         if t + h >= t_bp - 1e-9 * h:
             h = t_bp - t
             hit = True
@@ -224,7 +229,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             stats[STAT_REJECTED] += 1
             rejected = True
             h *= 0.25
-            if h < hmin:
+            if h < hmin or h < 1e-14 * abs(t):
                 stats[STAT_FAIL_TIME] = t
                 return STEP_TOO_SMALL
             continue
@@ -248,7 +253,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             stats[STAT_REJECTED] += 1
             rejected = True
             h *= max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
-            if h < hmin:
+            if h < hmin or h < 1e-14 * abs(t):
                 stats[STAT_FAIL_TIME] = t
                 return STEP_TOO_SMALL
             continue
@@ -274,6 +279,12 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         t = tn
         steps += 1
         stats[STAT_STEPS] = steps
+        i_now = abs(circuit_probe(kind, y, u, p))
+        if i_now >= i_stop:
+            f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
+            stats[STAT_STOP_TIME] = t1 + f * (t - t1)
+            return STOPPED
+        i_prev = i_now
         if steps >= max_steps:
             stats[STAT_FAIL_TIME] = t
             return MAX_STEPS
@@ -300,12 +311,59 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
     return OK
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
-                    rtol, lim, HMAX, hmin, max_steps, STATUS, STATS):
+                    rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
         STATUS[d] = integrate_device(kind, P[d], TP[d], VP[d], ICCP[d], VGATE[d], y, OUT_T[d],
-                                     OUT_Y[d], atol, errkind, chgtol, rtol, lim, HMAX[d],
-                                     hmin, max_steps, STATS[d])
+                                     OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
+                                     hmin, max_steps, ISTOP[d], STATS[d])
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def dc_batch(kind, P, U, Y, frozen, atol, rtol, lim, STATUS):
+    """Operating points of a batch: F(y) = 0 with the unknowns where ``frozen`` is set held
+    at their value in ``Y`` (e.g. the states, for a read at fixed state).  In place."""
+    n = Y.shape[1]
+    for d in prange(P.shape[0]):
+        F = np.zeros(n)
+        Q = np.zeros(n)
+        JF = np.zeros((n, n))
+        JQ = np.zeros((n, n))
+        A = np.zeros((n, n))
+        dy = np.zeros(n)
+        wt = np.zeros(n)
+        y = Y[d]
+        status = DC_FAILED
+        for it in range(100):
+            circuit_eval(kind, y, U[d], P[d], F, Q, JF, JQ)
+            for i in range(n):
+                if frozen[i]:
+                    for j in range(n):
+                        A[i, j] = 0.0
+                    A[i, i] = 1.0
+                    dy[i] = 0.0
+                else:
+                    for j in range(n):
+                        A[i, j] = JF[i, j]
+                    dy[i] = -F[i]
+                wt[i] = atol[i] + rtol * abs(y[i])
+            if not lu_solve(A, dy, n):
+                break
+            scale = 1.0
+            for i in range(n):
+                a = abs(dy[i])
+                if a * scale > lim[i]:
+                    scale = lim[i] / a
+            err = 0.0
+            for i in range(n):
+                y[i] += scale * dy[i]
+                e = abs(scale * dy[i]) / wt[i]
+                if e > err:
+                    err = e
+            if scale == 1.0 and err <= 1e-3:
+                status = OK
+                break
+        STATUS[d] = status

@@ -36,8 +36,8 @@ class Options:
     ``rtol`` is relative; ``atol_nm`` (nm) and ``atol_k`` (K) are the absolute error
     tolerances of the gap/width states and the temperature rise; node voltages are tested
     through their capacitor charge against ``chgtol`` (C), as SPICE does, and converge in
-    Newton to ``atol_v`` (V).  ``hmax`` (s) caps the step (``None``: 1/10 of the shortest
-    stimulus segment).
+    Newton to ``atol_v`` (V).  Steps are capped at ``hfrac`` of the current stimulus
+    segment and at ``hmax`` (s).
     """
 
     rtol: float = 1e-3
@@ -45,7 +45,8 @@ class Options:
     atol_nm: float = 1e-3
     atol_k: float = 1.0
     chgtol: float = 1e-15
-    hmax: float | None = None
+    hmax: float = np.inf
+    hfrac: float = 0.1
     hmin: float = 1e-18
     max_steps: int = 200_000
     chunk: int = 2048
@@ -74,8 +75,13 @@ class SimResult:
         return [
             (d, ig.STATUS_TEXT[int(s)], float(self.stats[d, ig.STAT_FAIL_TIME]))
             for d, s in enumerate(self.status)
-            if s != ig.OK
+            if s not in (ig.OK, ig.STOPPED)
         ]
+
+    @property
+    def stop_times(self) -> np.ndarray:
+        """Time (s) each device reached its stop current; NaN where it did not."""
+        return np.where(self.status == ig.STOPPED, self.stats[:, ig.STAT_STOP_TIME], np.nan)
 
     def raise_on_failure(self) -> None:
         fails = self.failures()
@@ -90,6 +96,8 @@ class SimResult:
         st = self.stimuli[d]
         y = self.samples[d]
         t = st.sample_times
+        keep = np.isfinite(y).all(axis=1)  # samples after a stop or failure are NaN
+        y, t = y[keep], t[keep]
         v_app = st.voltage(t)
         rtop = self.cards[d]["rtop"]
         tamb = self.cards[d]["tamb"]
@@ -191,13 +199,16 @@ def simulate(
     options: Options | None = None,
     n_devices: int | None = None,
     progress: bool = False,
+    stop_current: float | Sequence[float] | None = None,
 ) -> SimResult:
     """Simulate devices in ``circuit`` (``resistor``, ``compliance`` or ``1t1r``).
 
     ``stimuli`` is one stimulus for all devices or one per device; ``cards`` likewise;
     ``circuit_params`` maps names of :data:`rram.circuits.CIRCUIT_PARAMETERS` to a scalar or
     one value per device.  Failed devices are reported in ``status`` (see
-    :meth:`SimResult.raise_on_failure`), never silently dropped.
+    :meth:`SimResult.raise_on_failure`), never silently dropped.  ``stop_current`` (A, per
+    device or scalar) ends a device's run when its |current| reaches it; the time is in
+    :attr:`SimResult.stop_times` and later samples are NaN.
     """
     if circuit not in CIRCUIT_KINDS:
         raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
@@ -215,14 +226,12 @@ def simulate(
                         cp], axis=1)
     TP, VP, ICC, OUT = _pad(stimuli)
     VG = np.array([s.v_gate for s in stimuli], float)
-    if opts.hmax is not None:
-        hmax = np.full(n, float(opts.hmax))
-    else:
-        hmax = np.array([np.min(np.diff(s.times)) / 10 for s in stimuli])
     atol, errkind, lim = opts.arrays()
     Y0 = initial_guess(P)
     kind = CIRCUIT_KINDS.index(circuit)
-    out_y = np.empty((n, OUT.shape[1], len(UNKNOWNS)))
+    out_y = np.full((n, OUT.shape[1], len(UNKNOWNS)), np.nan)
+    istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
+                                       float), (n,)).copy()
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, ig.N_STATS))
     chunks = range(0, n, opts.chunk)
@@ -234,6 +243,7 @@ def simulate(
         b = min(n, a + opts.chunk)
         ig.integrate_batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
                            OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
-                           hmax[a:b], opts.hmin, opts.max_steps, status[a:b], stats[a:b])
+                           opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
+                           status[a:b], stats[a:b])
     samples = [out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)]
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats)

@@ -11,7 +11,7 @@ The output is one module (``rram/_kernels.py``, generated and committed) with:
 
 Sample of the output::
 
-    @njit(cache=True, fastmath=False)
+    @njit(cache=True, error_model="numpy")
     def resistor_eval(y, u, p, F, Q, JF, JQ):
         n_mid = y[0]
         ...
@@ -44,17 +44,17 @@ from numba import njit
 EXP_LIMIT = {exp_limit!r}
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def safe_exp(u):
     return np.exp(np.minimum(u, EXP_LIMIT)) * (1.0 + np.maximum(u - EXP_LIMIT, 0.0))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def softplus(u):
     return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def pos_sq(u):
     r = np.maximum(u, 0.0)
     return r * r
@@ -108,7 +108,7 @@ def render_circuit_kernel(circuit: Circuit) -> str:
     lines = [
         "",
         "",
-        "@njit(cache=True, fastmath=False)",
+        '@njit(cache=True, error_model="numpy")',
         f"def {circuit.name}_eval(y, u, p, F, Q, JF, JQ):",
         f'    """Residual and Jacobians of the {circuit.name} circuit.',
         "",
@@ -120,6 +120,18 @@ def render_circuit_kernel(circuit: Circuit) -> str:
     lines += [f"    {s} = p[{i}]" for i, s in enumerate(circuit.parameters)]
     lines += ["    JF[:, :] = 0.0", "    JQ[:, :] = 0.0"]
     lines += _body(outputs, reserved)
+    lines += [
+        "",
+        "",
+        '@njit(cache=True, error_model="numpy")',
+        f"def {circuit.name}_probe(y, u, p):",
+        '    """Current into the device\'s te port (A)."""',
+    ]
+    lines += [f"    {s} = y[{i}]" for i, s in enumerate(unknown_syms)]
+    lines += [f"    {s} = u[{i}]" for i, s in enumerate(circuit.inputs)]
+    lines += [f"    {s} = p[{i}]" for i, s in enumerate(circuit.parameters)]
+    lines += _body([("current", circuit.probe)], reserved)
+    lines.append("    return current")
     return "\n".join(lines) + "\n"
 
 
@@ -161,13 +173,24 @@ def render_dispatch(circuits: Sequence[Circuit]) -> str:
         f"CIRCUITS = {tuple(c.name for c in circuits)!r}",
         "",
         "",
-        "@njit(cache=True)",
+        '@njit(cache=True, error_model="numpy")',
         "def circuit_eval(kind, y, u, p, F, Q, JF, JQ):",
         '    """Evaluate circuit number ``kind`` (index into CIRCUITS)."""',
     ]
     for i, c in enumerate(circuits):
         word = "if" if i == 0 else "elif"
         lines += [f"    {word} kind == {i}:", f"        {c.name}_eval(y, u, p, F, Q, JF, JQ)"]
+    lines += [
+        "",
+        "",
+        '@njit(cache=True, error_model="numpy")',
+        "def circuit_probe(kind, y, u, p):",
+        '    """Device current of circuit number ``kind``."""',
+    ]
+    for i, c in enumerate(circuits):
+        word = "if" if i == 0 else "elif"
+        lines += [f"    {word} kind == {i}:", f"        return {c.name}_probe(y, u, p)"]
+    lines.append("    return 0.0")
     return "\n".join(lines) + "\n"
 
 
