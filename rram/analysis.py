@@ -2,8 +2,8 @@
 
 Definitions, used for every engine and for measured data alike:
 
-* **V_set**: applied voltage at which |I| first reaches ``set_fraction`` (50 %) of the
-  compliance on the SET up-ramp (linear interpolation between samples).
+* **V_set**: applied voltage at which |I| first reaches half the compliance on the SET
+  up-ramp (interpolated between the integrator's steps).
 * **V_reset**: applied voltage at the peak |I| of the RESET ramp (the RESET onset).
 * **R_LRS / R_HRS**: V/I read at ``v_read`` (+0.1 V) with the state frozen at the end of
   the SET / RESET half of the cycle.
@@ -40,64 +40,45 @@ def set_ramp_voltage(v: np.ndarray, i: np.ndarray, level: float) -> float:
     return first_crossing(v, np.abs(i), level)
 
 
-def _phase_slices(res: SimResult, d: int):
-    a = res.device_arrays(d)
-    st = res.stimuli[d]
-    seg = st.segment_of(a["time_s"])
-    return a, st, seg
-
-
 def loop_metrics(
     res: SimResult,
-    compliance: float | np.ndarray | None = None,
     v_read: float = 0.1,
-    set_fraction: float = 0.5,
 ) -> pd.DataFrame:
     """One row per device and cycle of a DC-loop simulation (see module docstring).
 
-    ``compliance`` (A) sets the V_set threshold; by default the SET-segment compliance of
-    the stimulus (the compliance circuit) is used.
+    Uses the engine's per-segment events, resolved at the integrator's own steps, so the
+    metrics do not depend on the output grid: V_set is where |I| first reaches the
+    segment threshold (half the compliance by default), V_reset where the RESET ramp's
+    |I| peaks.
     """
-    rows = []
-    ends_lrs, ends_hrs, cards = [], [], []
-    for d in range(len(res.stimuli)):
-        a, st, seg = _phase_slices(res, d)
-        t = a["time_s"]
+    ev = res.events
+    rows, lrs, hrs, cards = [], [], [], []
+    for d, st in enumerate(res.stimuli):
+        if res.status[d] not in (0, 5):
+            continue
+        tamb = res.cards[d]["tamb"]
+        phases = np.array(st.phases)
         for c in np.unique(st.cycles):
             segs = np.flatnonzero(st.cycles == c)
-            set_segs = [k for k in segs if st.phases[k] == "set"]
-            reset_segs = [k for k in segs if st.phases[k] == "reset"]
-            if not set_segs or not reset_segs:
+            set_segs = segs[phases[segs] == "set"]
+            reset_segs = segs[phases[segs] == "reset"]
+            if set_segs.size == 0 or reset_segs.size == 0:
                 continue
-            icc = (st.icc[set_segs[0]] if compliance is None
-                   else float(np.broadcast_to(compliance, (len(res.stimuli),))[d]))
-            up = seg == set_segs[0]
-            v_set = set_ramp_voltage(a["v_applied_V"][up], a["current_A"][up],
-                                     set_fraction * icc)
-            in_set = np.isin(seg, set_segs)
-            i_peak = float(np.max(np.abs(a["current_A"][in_set])))
-            down = seg == reset_segs[0]
-            ir = np.abs(a["current_A"][down])
-            k = int(np.argmax(ir))
-            v_reset = float(a["v_applied_V"][down][k])
-            in_reset = np.isin(seg, reset_segs)
-            t_max = float(np.max(a["temperature_K"][in_reset]))
-            # States at the end of the SET half and at the end of the cycle.
-            t_lrs = st.times[set_segs[-1] + 1]
-            t_hrs = st.times[reset_segs[-1] + 1]
-            j_lrs = int(np.argmin(np.abs(t - t_lrs)))
-            j_hrs = int(np.argmin(np.abs(t - t_hrs)))
-            ends_lrs.append((a["gap_nm"][j_lrs], a["width_nm"][j_lrs]))
-            ends_hrs.append((a["gap_nm"][j_hrs], a["width_nm"][j_hrs]))
+            up, down = set_segs[0], reset_segs[0]
+            v_set = float(st.voltage(ev["tcross"][d, up])) if np.isfinite(
+                ev["tcross"][d, up]) else float("nan")
+            v_reset = float(st.voltage(ev["timax"][d, down]))
+            lrs.append(ev["yend"][d, set_segs[-1], 4:6])
+            hrs.append(ev["yend"][d, reset_segs[-1], 4:6])
             cards.append(res.cards[d])
-            rows.append([d, int(c), v_set, v_reset, np.nan, np.nan, i_peak, float(ir[k]),
-                         t_max])
+            rows.append([d, int(c), v_set, v_reset, np.nan, np.nan,
+                         float(ev["imax"][d, set_segs].max()), float(ev["imax"][d, down]),
+                         tamb + float(ev["dtmax"][d, reset_segs].max())])
     df = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
     if rows:
-        lrs = np.array(ends_lrs)
-        hrs = np.array(ends_hrs)
-        df["r_lrs_ohm"] = read_resistance(cards, lrs[:, 0], lrs[:, 1], v_read)
-        df["r_hrs_ohm"] = read_resistance(cards, hrs[:, 0], hrs[:, 1], v_read)
+        lrs_a, hrs_a = np.array(lrs), np.array(hrs)
+        df["r_lrs_ohm"] = read_resistance(cards, lrs_a[:, 0], lrs_a[:, 1], v_read)
+        df["r_hrs_ohm"] = read_resistance(cards, hrs_a[:, 0], hrs_a[:, 1], v_read)
     return df
 
 

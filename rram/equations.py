@@ -163,14 +163,20 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
 
     g_hop0 = let("g_hop0", P.j0 * area_cf / P.vt)
     contact = let("contact", logistic((P.xc - s.x) / P.xcw))
-    hop_scale = let("hop_scale", P.j0 * area_cf * safe_exp(-s.x / P.xt))
-    i_hop = let("i_hop", hop_scale * safe_sinh(s.v_gap / P.vt))
+    u_gap = let("u_gap", s.v_gap / P.vt)
+    sinh_gap = let("sinh_gap", safe_sinh(u_gap))
+    i_hop = let("i_hop", P.j0 * area_cf * safe_exp(-s.x / P.xt) * sinh_gap)
     i_gap = let("i_gap", i_hop + contact * P.kcontact * g_hop0 * s.v_gap)
     # The ion kinetics at the tip are driven by the voltage a hopping gap would need to
     # carry the gap current: V_g itself while the gap is open, the same hopping-law
     # voltage once the metallic contact shorts it (which keeps RESET able to start from a
     # closed gap, as the v2.0 negative branch does, while LRS conduction stays ohmic).
-    v_drive = let("v_drive", P.vt * asinh(i_gap / hop_scale))
+    # V_drive = V_T·asinh(I_gap/(J₀·A·e^(−x/X_T))), written without that quotient so an
+    # underflowing e^(−x/X_T) cannot give 0/0.
+    v_drive = let(
+        "v_drive",
+        P.vt * asinh(sinh_gap + contact * P.kcontact * u_gap * safe_exp(s.x / P.xt)),
+    )
 
     # Each term is ≥ 0 for any node voltages (odd, monotone paths), so no |·| is needed.
     power = let("power", i_cf * v_body + i_gap * s.v_gap)

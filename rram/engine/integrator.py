@@ -132,11 +132,34 @@ def _newton(kind, y, u, p, alpha0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, maxit
 
 
 @njit(cache=True, error_model="numpy")
+def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax):
+    """Per-segment events at an accepted point: peak |I| and its time, first crossing of
+    the segment's current threshold (interpolated), peak temperature rise."""
+    if i_now > ev_imax[k]:
+        ev_imax[k] = i_now
+        ev_timax[k] = t
+    if np.isnan(ev_tcross[k]) and i_now >= ev_thr[k]:
+        if i_prev < ev_thr[k] and i_now > i_prev:
+            ev_tcross[k] = t_prev + (ev_thr[k] - i_prev) / (i_now - i_prev) * (t - t_prev)
+        else:
+            ev_tcross[k] = t
+    dt = y[y.shape[0] - 1]
+    if dt > ev_tmax[k]:
+        ev_tmax[k] = dt
+
+
+@njit(cache=True, error_model="numpy")
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
-                     rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats):
+                     rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
+                     ev_timax, ev_tcross, ev_tmax, ev_yend):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
-    stop).  The run stops early when |device current| reaches ``i_stop``."""
+    stop).  The run stops early when |device current| reaches ``i_stop``.
+
+    Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
+    the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
+    last unknown (the temperature rise) and the unknowns at the segment's end.  These
+    are resolved at the integrator's own steps, not the output grid."""
     n = y.shape[0]
     nseg = tp.shape[0] - 1
     F = np.zeros(n)
@@ -160,6 +183,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
+    _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax)
     q0 = Q.copy()
     q1 = Q.copy()  # Q at the previous accepted point
     y1 = y.copy()  # previous accepted point
@@ -280,6 +304,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
+        _record(k, t, t1, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
@@ -289,6 +314,8 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             stats[STAT_FAIL_TIME] = t
             return MAX_STEPS
         if hit:
+            for i in range(n):
+                ev_yend[k, i] = y[i]
             k += 1
             npts = 0
             if k < nseg:
@@ -313,13 +340,15 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
-                    rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS):
+                    rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
+                    TIMAX, TCROSS, TMAX, YEND):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
         STATUS[d] = integrate_device(kind, P[d], TP[d], VP[d], ICCP[d], VGATE[d], y, OUT_T[d],
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
-                                     hmin, max_steps, ISTOP[d], STATS[d])
+                                     hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
+                                     TIMAX[d], TCROSS[d], TMAX[d], YEND[d])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -1,0 +1,157 @@
+"""Command-line interface: ``rram --help``.
+
+Usage and validation errors exit with status 2 and a message naming the bad input;
+a simulation that cannot be completed exits with status 1 and says why and when.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import CardError, InputError, RramError, SimulationError
+
+
+def _fail_usage(message: str) -> None:
+    raise click.UsageError(message)
+
+
+def handle_errors(func):
+    """Map package errors to CLI exit codes: 2 for bad input, 1 for failed simulations."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (CardError, InputError) as exc:
+            _fail_usage(str(exc))
+        except SimulationError as exc:
+            click.echo(f"Error: simulation failed: {exc}", err=True)
+            sys.exit(1)
+        except RramError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(1)
+
+    return wrapper
+
+
+def _finite(ctx, param, value):
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"must be a finite number, got {value!r}")
+    return value
+
+
+def _load_card(path: str | None):
+    from .card import default_card, load_card
+
+    return default_card() if path is None else load_card(path)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rram")
+def main() -> None:
+    """Filamentary RRAM compact model: simulate, export, vary and calibrate."""
+
+
+@main.command()
+@click.option("--out", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the card to this JSON file instead of standard output.")
+@handle_errors
+def card(out: str | None) -> None:
+    """Print or write the default model card as JSON."""
+    from .card import default_card
+    from .io import write_text_atomic
+
+    text = default_card().to_json()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_text_atomic(out, text)
+        click.echo(f"wrote {out}", err=True)
+
+
+@main.command()
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              help="Model card JSON (default: the built-in card).")
+@click.option("--engine", type=click.Choice(["python", "ngspice", "veriloga"]),
+              default="python", show_default=True, help="Simulation engine.")
+@click.option("--v-set", type=float, default=2.0, show_default=True, callback=_finite,
+              help="SET sweep maximum (V); negative for devices that SET at negative bias.")
+@click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=_finite,
+              help="RESET sweep maximum (V), of the opposite sign to --v-set.")
+@click.option("--rate", type=float, default=1e3, show_default=True, callback=_finite,
+              help="Sweep rate (V/s).")
+@click.option("--compliance", type=float, default=None, callback=_finite,
+              help="SET current compliance (A) [default: 1e-4 unless only "
+                   "--series-resistance is given].")
+@click.option("--series-resistance", type=float, default=None, callback=_finite,
+              help="Series resistance (Ohm); alone it replaces the compliance.")
+@click.option("--cycles", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Number of SET/RESET loops.")
+@click.option("--temperature", type=float, default=None, callback=_finite,
+              help="Ambient temperature (K) [default: the card's tamb].")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Output CSV (device, cycle, time_s, v_applied_V, v_cell_V, current_A, "
+                   "gap_nm, width_nm, temperature_K).")
+@handle_errors
+def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
+          temperature, out) -> None:
+    """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
+    from .analysis import loop_metrics
+    from .io import write_atomic
+    from .sweep import SweepSpec, run_sweep, sweep_frame
+
+    spec = SweepSpec(v_set=v_set, v_reset=v_reset, rate=rate, compliance=compliance,
+                     series_resistance=series_resistance, cycles=cycles,
+                     temperature=temperature)
+    res = run_sweep(spec, _load_card(card_path), engine)
+    frame = sweep_frame(res)
+    write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    click.echo(f"wrote {len(frame)} rows to {out}", err=True)
+    if res.circuit == "compliance":
+        m = loop_metrics(res)
+        click.echo(m.drop(columns=["device"]).to_string(index=False, float_format="%.4g"),
+                   err=True)
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False), default="out", show_default=True,
+              help="Output folder.")
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              help="Model card JSON (default: the built-in card).")
+@handle_errors
+def demo(out: str, card_path: str | None) -> None:
+    """Run every RRAM phenomenon and write loops, a summary and plots."""
+    from .demo import run_demo
+
+    click.echo(f"rram {__version__}: phenomena on the {'given' if card_path else 'default'} "
+               "card", err=True)
+    results = run_demo(out, _load_card(card_path), log=lambda s: click.echo(s, err=True))
+    for p in results:
+        click.echo(f"{'PASS' if p.passed else 'FAIL'}  {p.name}")
+    click.echo(f"summary: {Path(out) / 'phenomena.md'}; plots in {Path(out) / 'plots'}",
+               err=True)
+    if not all(p.passed for p in results):
+        sys.exit(1)
+
+
+@main.command()
+@handle_errors
+def generate() -> None:
+    """Re-render the generated files (kernels, netlists) from the equations."""
+    from .generate import write_all
+
+    changed = write_all()
+    for path in changed:
+        click.echo(f"updated {path}")
+    if not changed:
+        click.echo("generated files are up to date")
+
+
+if __name__ == "__main__":
+    main()

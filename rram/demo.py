@@ -1,0 +1,88 @@
+"""The main job: every RRAM phenomenon on the default card, written to a folder.
+
+``rram demo --out out`` (and ``make demo``) writes:
+
+* ``loops.csv``: the default DC loops (tidy columns of :data:`rram.engine.run.COLUMNS`);
+* ``metrics.csv``: V_set, V_reset, R_LRS, R_HRS per cycle;
+* ``phenomena.json`` and ``phenomena.md``: every measured figure and its verdict, with
+  provenance (package version, card sha256);
+* ``plots/*.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import __version__, phenomena, plots
+from .analysis import loop_metrics
+from .card import default_card
+from .io import write_atomic, write_text_atomic
+from .params import Card
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if np.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+    if isinstance(x, (np.integer, int)) and not isinstance(x, bool):
+        return int(x)
+    return x
+
+
+def _markdown(results: list[phenomena.Phenomenon], prov: dict[str, Any]) -> str:
+    lines = ["# RRAM phenomena on the default card", "",
+             f"rram {prov['version']}, card sha256 {prov['card_sha256'][:16]}…, "
+             f"{prov['seconds']:.1f} s.", ""]
+    for p in results:
+        lines.append(f"## {p.name.replace('_', ' ')}: {'PASS' if p.passed else 'FAIL'}")
+        lines.append("")
+        for k, v in p.figures.items():
+            if isinstance(v, list):
+                v = ", ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in v)
+            elif isinstance(v, float):
+                v = f"{v:.4g}"
+            lines.append(f"- {k}: {v}")
+        for k, ok in p.checks.items():
+            lines.append(f"- [{'x' if ok else ' '}] {k}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[phenomena.Phenomenon]:
+    out = Path(out)
+    card = card or default_card()
+    t0 = time.perf_counter()
+    results = []
+    for f in phenomena.ALL:
+        log(f"  {f.__name__} ...")
+        results.append(f(card))
+    loops = results[0].data["result"]  # abrupt_set: the default loops
+    frame = loops.frame()
+    write_atomic(out / "loops.csv", lambda p: frame.to_csv(p, index=False))
+    metrics = loop_metrics(loops)
+    write_atomic(out / "metrics.csv", lambda p: metrics.to_csv(p, index=False))
+    prov = {"version": __version__, "card_sha256": card.digest,
+            "seconds": time.perf_counter() - t0}
+    summary = {"provenance": prov,
+               "phenomena": {p.name: {"passed": p.passed, "figures": p.figures,
+                                      "checks": p.checks} for p in results}}
+    write_text_atomic(out / "phenomena.json", json.dumps(_jsonable(summary), indent=2) + "\n")
+    write_text_atomic(out / "phenomena.md", _markdown(results, prov))
+    by = {p.name: p for p in results}
+    pl = out / "plots"
+    plots.iv_loops(frame, pl / "iv_loops.png")
+    plots.states(frame, pl / "states.png")
+    plots.lrs_vs_compliance(by["lrs_vs_compliance"], pl / "lrs_vs_compliance.png")
+    plots.hrs_vs_reset_voltage(by["hrs_vs_reset_voltage"], pl / "hrs_vs_reset_voltage.png")
+    plots.overshoot(by["overshoot"], pl / "overshoot.png")
+    plots.read_disturb(by["read_disturb"], pl / "read_disturb.png")
+    return results

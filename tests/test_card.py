@@ -1,0 +1,80 @@
+"""Parameters and cards: metadata, validation that names the culprit, JSON round trip."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from rram import CardError, default_card, load_card, make_card
+from rram.card import PARAMETERS
+from rram.params import RESERVED
+
+
+def test_every_parameter_is_documented_with_unit_range_and_group():
+    names = [p.name for p in PARAMETERS]
+    assert len(names) == len(set(names))
+    for p in PARAMETERS:
+        assert p.desc and p.group and p.unit is not None
+        assert p.choices or (p.lower > -math.inf and p.upper < math.inf), p.name
+        assert p.name not in RESERVED
+        assert p.check(p.default) is None
+
+
+def test_default_card_follows_v2_where_physical():
+    c = default_card()
+    # v2.0 values kept
+    for name, v in {"a0": 0.25e-9, "f0": 1e13, "eh": 1.12, "ei": 0.82, "ri": 1.5,
+                    "alphah": 0.75e-9, "xt": 0.4e-9, "vt": 0.4, "l0": 3e-9, "wcf": 5e-9,
+                    "j0": 1e13, "rho0": 1.9635e-5, "rth": 5e5, "tamb": 300}.items():
+        assert c[name] == pytest.approx(v), name
+    # documented changes
+    assert c["ea"] == 1.45 and c["alpha"] == 1.9e-9 and c["weff"] == 2e-9
+
+
+@pytest.mark.parametrize(
+    "values, fragment",
+    [
+        ({"bogus": 1.0}, "unknown parameter(s) bogus"),
+        ({"ea": 9.0}, "parameter ea: 9 is outside [0.1, 4] eV"),
+        ({"ea": float("nan")}, "parameter ea: nan is not finite"),
+        ({"vt": float("inf")}, "parameter vt: inf is not finite"),
+        ({"polarity": 0.5}, "parameter polarity: 0.5 is not one of {-1, 1}"),
+        ({"l0": "3e-9"}, "parameter l0: '3e-9' is not a number"),
+        ({"x0": 4e-9}, "x0: 4e-09 m exceeds l0"),
+    ],
+)
+def test_bad_values_name_the_parameter_and_the_range(values, fragment):
+    with pytest.raises(CardError) as exc:
+        make_card(values)
+    assert fragment in str(exc.value)
+
+
+def test_card_is_immutable_and_replace_validates():
+    c = default_card()
+    with pytest.raises(TypeError):
+        c.values["ea"] = 1.0  # type: ignore[index]
+    c2 = c.replace(ea=1.5)
+    assert c2["ea"] == 1.5 and c["ea"] == 1.45
+    with pytest.raises(CardError, match="ea"):
+        c.replace(ea=-1.0)
+
+
+def test_json_round_trip_and_file_errors(tmp_path):
+    c = make_card(ea=1.4, kw=2.0)
+    p = tmp_path / "card.json"
+    p.write_text(c.to_json())
+    back = load_card(p)
+    assert back.values == c.values
+    assert back.digest == c.digest
+    data = json.loads(c.to_json())
+    assert data["parameters"]["ea"] == {"value": 1.4, "unit": "eV"}
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"parameters": {"ea": {"value": 99}}}')
+    with pytest.raises(CardError, match=r"bad.json: parameter ea: 99 is outside"):
+        load_card(bad)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(CardError, match="not valid JSON"):
+        load_card(broken)

@@ -1,0 +1,76 @@
+"""The vectorised engine: output schema, per-device cards, reported failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rram import ConvergenceError, InputError, make_card
+from rram.engine.run import COLUMNS, Options, simulate
+from rram.engine.stimulus import constant_stress, dc_loops, pulse_train
+
+
+def test_frame_has_the_tidy_columns_and_labels_cycles():
+    res = simulate("compliance", dc_loops(cycles=2, v_step=0.02))
+    df = res.frame()
+    assert list(df.columns) == list(COLUMNS)
+    assert set(df["cycle"]) == {0, 1}
+    assert df["time_s"].is_monotonic_increasing
+    assert np.isfinite(df.to_numpy(float)).all()
+
+
+def test_devices_are_independent_and_use_their_own_cards():
+    cards = [make_card(), make_card(ea=1.55)]
+    res = simulate("compliance", dc_loops(), cards=cards)
+    alone = simulate("compliance", dc_loops(), cards=cards[1])
+    a, b = res.device_arrays(1), alone.device_arrays(0)
+    np.testing.assert_allclose(a["current_A"], b["current_A"], rtol=1e-9, atol=1e-15)
+    assert res.events["tcross"][1, 0] > res.events["tcross"][0, 0]  # higher barrier: later SET
+
+
+def test_a_run_that_cannot_finish_says_why_and_when():
+    res = simulate("compliance", dc_loops(), options=Options(max_steps=50))
+    assert res.status[0] != 0
+    with pytest.raises(ConvergenceError) as exc:
+        res.raise_on_failure()
+    assert "step limit" in str(exc.value) and "t = " in str(exc.value)
+    assert exc.value.time_s > 0
+
+
+def test_stop_current_ends_the_run_and_reports_the_time():
+    card = make_card(x0=2.67e-9, w0=2.16e-9)
+    res = simulate("resistor", constant_stress(0.6, 1e8), cards=card, stop_current=1e-6)
+    assert np.isfinite(res.stop_times[0])
+    a = res.device_arrays(0)
+    assert a["time_s"][-1] <= res.stop_times[0]
+
+
+def test_pulse_and_1t1r_circuits_run():
+    st = pulse_train([2.0, -1.5], width=100e-9, v_gate=1.28)
+    res = simulate("1t1r", st)
+    res.raise_on_failure()
+    a = res.device_arrays(0)
+    assert a["gap_nm"].min() < 0.1 and a["gap_nm"][-1] > 0.5  # set, then reset
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(v_set=1.0, v_reset=1.0), "opposite signs"),
+        (dict(rate=-1.0), "rate must be > 0"),
+        (dict(cycles=0), "cycles must be a positive integer"),
+        (dict(icc_set=float("nan")), "icc_set must be finite"),
+    ],
+)
+def test_bad_stimuli_are_refused(kwargs, fragment):
+    with pytest.raises(InputError, match=fragment):
+        dc_loops(**kwargs)
+
+
+def test_bad_circuit_parameters_are_refused():
+    with pytest.raises(InputError, match="circuit parameter rs"):
+        simulate("resistor", dc_loops(), circuit_params={"rs": -5.0})
+    with pytest.raises(InputError, match="unknown circuit parameter"):
+        simulate("resistor", dc_loops(), circuit_params={"bogus": 1.0})
+    with pytest.raises(InputError, match="unknown circuit"):
+        simulate("diode", dc_loops())
