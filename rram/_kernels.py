@@ -636,6 +636,140 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
 
 
 @njit(cache=True, error_model="numpy")
+def resistor_residual(y, u, p, F):
+    """F(y) only (no charges, no Jacobians): the modified-Newton iterations."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    t1 = (n_mid - n_ti)/rtop
+    t2 = 0.01*wcf*wcf
+    w = 1e-09*n_width
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - w*w)/t2))
+    v_cell = polarity*(n_ti - n_bi)
+    t3 = v_cell/vt
+    i_leak = j0*area_ox*safe_exp(-(l0/xt))*(0.5*(safe_exp(t3) - safe_exp(-t3))) + v_cell/rshunt
+    t4 = polarity*i_leak
+    t5 = 0.5*wmin
+    t6 = 0.1*wmin
+    w_floor = t5 + t6*softplus((w - t5)/t6)
+    area_cf = 0.7853981633974483*w_floor*w_floor
+    t7 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tfloor + t7*softplus((t_local - tfloor)/t7)
+    rho = rho0*safe_exp(tcr*(t_safe - tamb))
+    x = 1e-09*n_gap
+    t8 = l0 - x
+    cf_length = lmin + lmin*softplus((t8 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t9 = polarity*i_cf
+    t10 = j0*area_cf
+    t11 = x/xt
+    u_gap = v_gap/vt
+    sinh_gap = 0.5*(safe_exp(u_gap) - safe_exp(-u_gap))
+    i_hop = t10*safe_exp(-t11)*sinh_gap
+    contact = 0.5*(1.0 + np.tanh(0.5*((xc - x)/xcw)))
+    t12 = contact*kcontact
+    g_hop0 = t10/vt
+    i_gap = i_hop + t12*g_hop0*v_gap
+    t13 = polarity*i_gap
+    t14 = pos_sq(v_cell)
+    t15 = vs*vs
+    p_set = t14/(t14 + t15)
+    af = a0*f0
+    t16 = zion*alpha
+    v_drive = vt*np.arcsinh(sinh_gap + t12*u_gap*safe_exp(t11))
+    x_field = np.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    t17 = af*safe_exp((t16*v_drive/x_field - ea_eff)/kt)
+    rate_vertical = t17/(1.0 + t17/vcap)
+    t18 = pos_sq(-v_cell)
+    p_reset = t18/(t18 + t15)
+    t19 = af*safe_exp(-((ei + dei + ri*zion*v_drive)/kt))
+    rate_release = t19/(1.0 + t19/vcap)
+    t20 = v_drive*v_drive
+    hop_drive = zion*alphah*(t20/np.sqrt(t20 + t15))/(x_field*kt)
+    eh_kt = (eh + deh)/kt
+    t21 = 0.5*af*(safe_exp(hop_drive - eh_kt) - safe_exp(-hop_drive - eh_kt))
+    rate_hop = t21/(1.0 + t21/vcap)
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t8/xbound))))
+    lateral_on = 0.5*(1.0 + np.tanh(0.5*((xlat - x)/xlatw)))
+    t22 = kw*(weff + weff*weff/(2.0*w_floor))*f0*safe_exp((t16*v_cell/l0 - ea_eff)/kt)
+    rate_lateral = t22/(1.0 + t22/vcap)
+    dw_dt = p_set*lateral_on*rate_lateral*(0.5*(1.0 + np.tanh(0.5*((wcf - w)/xbound)))) - p_reset*kwr*rate_reset*(0.5*(1.0 + np.tanh(0.5*((w - wmin)/xbound))))
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = t1 - (v_app - n_mid)/rs
+    F[1] = -t1 + t4 + t9
+    F[2] = n_bi/rbot - t4 - t13
+    F[3] = -t9 + t13
+    F[4] = -(dx_dt/1e-09) + (n_gap - x0/1e-09)/thold
+    F[5] = -(dw_dt/1e-09) + (n_width - w0/1e-09)/thold
+    F[6] = n_dtemp - rth*power
+
+
+@njit(cache=True, error_model="numpy")
 def resistor_probe(y, u, p):
     """Current into the device's te port (A)."""
     n_mid = y[0]
@@ -1063,6 +1197,140 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     JF[6, 5] = -(rth*(t108*v_body + t127*v_gap))
     JF[6, 6] = 1.0 + rth*(t111*v_body)
     JQ[6, 6] = t92
+
+
+@njit(cache=True, error_model="numpy")
+def compliance_residual(y, u, p, F):
+    """F(y) only (no charges, no Jacobians): the modified-Newton iterations."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    t1 = (n_mid - n_ti)/rtop
+    t2 = 0.01*wcf*wcf
+    w = 1e-09*n_width
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - w*w)/t2))
+    v_cell = polarity*(n_ti - n_bi)
+    t3 = v_cell/vt
+    i_leak = j0*area_ox*safe_exp(-(l0/xt))*(0.5*(safe_exp(t3) - safe_exp(-t3))) + v_cell/rshunt
+    t4 = polarity*i_leak
+    t5 = 0.5*wmin
+    t6 = 0.1*wmin
+    w_floor = t5 + t6*softplus((w - t5)/t6)
+    area_cf = 0.7853981633974483*w_floor*w_floor
+    t7 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tfloor + t7*softplus((t_local - tfloor)/t7)
+    rho = rho0*safe_exp(tcr*(t_safe - tamb))
+    x = 1e-09*n_gap
+    t8 = l0 - x
+    cf_length = lmin + lmin*softplus((t8 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t9 = polarity*i_cf
+    t10 = j0*area_cf
+    t11 = x/xt
+    u_gap = v_gap/vt
+    sinh_gap = 0.5*(safe_exp(u_gap) - safe_exp(-u_gap))
+    i_hop = t10*safe_exp(-t11)*sinh_gap
+    contact = 0.5*(1.0 + np.tanh(0.5*((xc - x)/xcw)))
+    t12 = contact*kcontact
+    g_hop0 = t10/vt
+    i_gap = i_hop + t12*g_hop0*v_gap
+    t13 = polarity*i_gap
+    t14 = pos_sq(v_cell)
+    t15 = vs*vs
+    p_set = t14/(t14 + t15)
+    af = a0*f0
+    t16 = zion*alpha
+    v_drive = vt*np.arcsinh(sinh_gap + t12*u_gap*safe_exp(t11))
+    x_field = np.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    t17 = af*safe_exp((t16*v_drive/x_field - ea_eff)/kt)
+    rate_vertical = t17/(1.0 + t17/vcap)
+    t18 = pos_sq(-v_cell)
+    p_reset = t18/(t18 + t15)
+    t19 = af*safe_exp(-((ei + dei + ri*zion*v_drive)/kt))
+    rate_release = t19/(1.0 + t19/vcap)
+    t20 = v_drive*v_drive
+    hop_drive = zion*alphah*(t20/np.sqrt(t20 + t15))/(x_field*kt)
+    eh_kt = (eh + deh)/kt
+    t21 = 0.5*af*(safe_exp(hop_drive - eh_kt) - safe_exp(-hop_drive - eh_kt))
+    rate_hop = t21/(1.0 + t21/vcap)
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t8/xbound))))
+    lateral_on = 0.5*(1.0 + np.tanh(0.5*((xlat - x)/xlatw)))
+    t22 = kw*(weff + weff*weff/(2.0*w_floor))*f0*safe_exp((t16*v_cell/l0 - ea_eff)/kt)
+    rate_lateral = t22/(1.0 + t22/vcap)
+    dw_dt = p_set*lateral_on*rate_lateral*(0.5*(1.0 + np.tanh(0.5*((wcf - w)/xbound)))) - p_reset*kwr*rate_reset*(0.5*(1.0 + np.tanh(0.5*((w - wmin)/xbound))))
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = t1 - icc*np.tanh(gsrc*(v_app - n_mid)/icc)
+    F[1] = -t1 + t4 + t9
+    F[2] = n_bi/rbot - t4 - t13
+    F[3] = -t9 + t13
+    F[4] = -(dx_dt/1e-09) + (n_gap - x0/1e-09)/thold
+    F[5] = -(dw_dt/1e-09) + (n_width - w0/1e-09)/thold
+    F[6] = n_dtemp - rth*power
 
 
 @njit(cache=True, error_model="numpy")
@@ -1497,6 +1765,140 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
 
 
 @njit(cache=True, error_model="numpy")
+def one_t_one_r_residual(y, u, p, F):
+    """F(y) only (no charges, no Jacobians): the modified-Newton iterations."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_gap = y[4]
+    n_width = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    dea = p[3]
+    deh = p[4]
+    dei = p[5]
+    kw = p[6]
+    l0 = p[7]
+    wcf = p[8]
+    wmin = p[9]
+    j0 = p[10]
+    xt = p[11]
+    vt = p[12]
+    rho0 = p[13]
+    tcr = p[14]
+    kcontact = p[15]
+    xc = p[16]
+    xcw = p[17]
+    a0 = p[18]
+    f0 = p[19]
+    ea = p[20]
+    eh = p[21]
+    ei = p[22]
+    ri = p[23]
+    alpha = p[24]
+    alphah = p[25]
+    zion = p[26]
+    weff = p[27]
+    kwr = p[28]
+    vcap = p[29]
+    tamb = p[30]
+    rth = p[31]
+    cth = p[32]
+    rtop = p[33]
+    rbot = p[34]
+    rshunt = p[35]
+    cp = p[36]
+    vs = p[37]
+    xeps = p[38]
+    lmin = p[39]
+    xlat = p[40]
+    xlatw = p[41]
+    xbound = p[42]
+    tfloor = p[43]
+    thold = p[44]
+    rs = p[45]
+    gsrc = p[46]
+    cd = p[47]
+    kp = p[48]
+    wl = p[49]
+    vto = p[50]
+    t1 = (n_bi - n_mid)/rbot
+    t2 = 0.01*wcf*wcf
+    w = 1e-09*n_width
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - w*w)/t2))
+    v_cell = polarity*(n_ti - n_bi)
+    t3 = v_cell/vt
+    i_leak = j0*area_ox*safe_exp(-(l0/xt))*(0.5*(safe_exp(t3) - safe_exp(-t3))) + v_cell/rshunt
+    t4 = polarity*i_leak
+    t5 = 0.5*wmin
+    t6 = 0.1*wmin
+    w_floor = t5 + t6*softplus((w - t5)/t6)
+    area_cf = 0.7853981633974483*w_floor*w_floor
+    t7 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tfloor + t7*softplus((t_local - tfloor)/t7)
+    rho = rho0*safe_exp(tcr*(t_safe - tamb))
+    x = 1e-09*n_gap
+    t8 = l0 - x
+    cf_length = lmin + lmin*softplus((t8 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t9 = polarity*i_cf
+    t10 = j0*area_cf
+    t11 = x/xt
+    u_gap = v_gap/vt
+    sinh_gap = 0.5*(safe_exp(u_gap) - safe_exp(-u_gap))
+    i_hop = t10*safe_exp(-t11)*sinh_gap
+    contact = 0.5*(1.0 + np.tanh(0.5*((xc - x)/xcw)))
+    t12 = contact*kcontact
+    g_hop0 = t10/vt
+    i_gap = i_hop + t12*g_hop0*v_gap
+    t13 = polarity*i_gap
+    t14 = pos_sq(v_cell)
+    t15 = vs*vs
+    p_set = t14/(t14 + t15)
+    af = a0*f0
+    t16 = zion*alpha
+    v_drive = vt*np.arcsinh(sinh_gap + t12*u_gap*safe_exp(t11))
+    x_field = np.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    t17 = af*safe_exp((t16*v_drive/x_field - ea_eff)/kt)
+    rate_vertical = t17/(1.0 + t17/vcap)
+    t18 = pos_sq(-v_cell)
+    p_reset = t18/(t18 + t15)
+    t19 = af*safe_exp(-((ei + dei + ri*zion*v_drive)/kt))
+    rate_release = t19/(1.0 + t19/vcap)
+    t20 = v_drive*v_drive
+    hop_drive = zion*alphah*(t20/np.sqrt(t20 + t15))/(x_field*kt)
+    eh_kt = (eh + deh)/kt
+    t21 = 0.5*af*(safe_exp(hop_drive - eh_kt) - safe_exp(-hop_drive - eh_kt))
+    rate_hop = t21/(1.0 + t21/vcap)
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t8/xbound))))
+    lateral_on = 0.5*(1.0 + np.tanh(0.5*((xlat - x)/xlatw)))
+    t22 = kw*(weff + weff*weff/(2.0*w_floor))*f0*safe_exp((t16*v_cell/l0 - ea_eff)/kt)
+    rate_lateral = t22/(1.0 + t22/vcap)
+    dw_dt = p_set*lateral_on*rate_lateral*(0.5*(1.0 + np.tanh(0.5*((wcf - w)/xbound)))) - p_reset*kwr*rate_reset*(0.5*(1.0 + np.tanh(0.5*((w - wmin)/xbound))))
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = -t1 + 0.5*(kp*wl)*(pos_sq(v_gate - vto) - pos_sq(v_gate - n_mid - vto))
+    F[1] = -((v_app - n_ti)/rtop) + t4 + t9
+    F[2] = t1 - t4 - t13
+    F[3] = -t9 + t13
+    F[4] = -(dx_dt/1e-09) + (n_gap - x0/1e-09)/thold
+    F[5] = -(dw_dt/1e-09) + (n_width - w0/1e-09)/thold
+    F[6] = n_dtemp - rth*power
+
+
+@njit(cache=True, error_model="numpy")
 def one_t_one_r_probe(y, u, p):
     """Current into the device's te port (A)."""
     n_mid = y[0]
@@ -1576,6 +1978,17 @@ def circuit_eval(kind, y, u, p, F, Q, JF, JQ):
         compliance_eval(y, u, p, F, Q, JF, JQ)
     elif kind == 2:
         one_t_one_r_eval(y, u, p, F, Q, JF, JQ)
+
+
+@njit(cache=True, error_model="numpy")
+def circuit_residual(kind, y, u, p, F):
+    """F(y) of circuit number ``kind``."""
+    if kind == 0:
+        resistor_residual(y, u, p, F)
+    elif kind == 1:
+        compliance_residual(y, u, p, F)
+    elif kind == 2:
+        one_t_one_r_residual(y, u, p, F)
 
 
 @njit(cache=True, error_model="numpy")

@@ -5,19 +5,24 @@ Python engine and ngspice integrate identical equations.  Each device gets its o
 adaptive step, which matters because devices switch at different times; devices run in
 parallel over the machine's cores.
 
-* Corrector: Newton with the analytic Jacobian ``JF + α₀·JQ`` (from the generated kernel),
-  dense LU with partial pivoting (n ≈ 7), updates limited per unknown to keep the
-  exponentials in range.
+* Corrector: chord Newton.  The Jacobian ``JF + α₀·JQ`` (from the generated kernel) is
+  evaluated and factored once per step at the predictor and reused by the following
+  iterations, which cost one residual each; it is re-evaluated when convergence slows.
+  Updates are limited per unknown to keep the exponentials in range.
 * Order: BDF1 (backward Euler) on the first step and after every breakpoint of the
   stimulus, BDF2 otherwise; both L-stable, so the ps-scale parasitic and thermal modes
   are damped exactly as SPICE's Gear integration damps them.
 * Error control: Milne's estimate from the predictor (polynomial extrapolation through the
-  last accepted points) against per-unknown absolute and relative tolerances.
+  last accepted points).  States are tested in their own units; node voltages through the
+  charge of their capacitance against ``chgtol``, as SPICE does, so a node without
+  capacitance is algebraic and takes no part.
 * The stimulus is piecewise linear; steps land exactly on its breakpoints.
-* Outputs are sampled on a caller-given time grid by linear interpolation between
-  accepted steps.
+* Per stimulus segment, events are recorded at the integrator's own steps (peak current,
+  threshold crossing, peak temperature, end state); outputs are sampled on a caller-given
+  time grid by linear interpolation between accepted steps.
 
-Status codes are defined here and translated to typed errors by :mod:`rram.engine.run`.
+``Q`` must be linear in ``y`` (capacitors and state "capacitors"); the engine relies on
+it to get ``Q(y) = JQ·y`` without evaluating the kernel (tested).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._kernels import circuit_eval, circuit_probe
+from .._kernels import circuit_eval, circuit_probe, circuit_residual
 
 OK = 0
 MAX_STEPS = 1
@@ -45,47 +50,60 @@ STATUS_TEXT = {
 }
 
 # Columns of the per-device statistics array.
-STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME = 0, 1, 2, 3, 4
-N_STATS = 5
+STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC = range(6)
+N_STATS = 6
+
+_NJ = {"cache": True, "error_model": "numpy"}
 
 
-@njit(cache=True, error_model="numpy")
-def lu_solve(A, b, n):
-    """Solve A·x = b in place (b becomes x); partial pivoting.  False if singular."""
+@njit(**_NJ)
+def lu_factor(A, piv, n):
+    """LU factorisation in place with partial pivoting.  False if singular."""
     for k in range(n):
-        piv = k
+        p = k
         big = abs(A[k, k])
         for i in range(k + 1, n):
-            a = abs(A[i, k])
-            if a > big:
-                big = a
-                piv = i
+            if abs(A[i, k]) > big:
+                big = abs(A[i, k])
+                p = i
         if big == 0.0 or not np.isfinite(big):
             return False
-        if piv != k:
+        piv[k] = p
+        if p != k:
             for j in range(n):
                 tmp = A[k, j]
-                A[k, j] = A[piv, j]
-                A[piv, j] = tmp
-            tmp = b[k]
-            b[k] = b[piv]
-            b[piv] = tmp
+                A[k, j] = A[p, j]
+                A[p, j] = tmp
         inv = 1.0 / A[k, k]
         for i in range(k + 1, n):
-            m = A[i, k] * inv
+            A[i, k] *= inv
+            m = A[i, k]
             if m != 0.0:
                 for j in range(k + 1, n):
                     A[i, j] -= m * A[k, j]
-                b[i] -= m * b[k]
+    return True
+
+
+@njit(**_NJ)
+def lu_solve(A, piv, b, n):
+    """Solve with the factors of :func:`lu_factor`; ``b`` becomes the solution."""
+    for k in range(n):  # all row interchanges first: L belongs to P·A
+        p = piv[k]
+        if p != k:
+            tmp = b[k]
+            b[k] = b[p]
+            b[p] = tmp
+    for k in range(n):
+        for i in range(k + 1, n):
+            b[i] -= A[i, k] * b[k]
     for k in range(n - 1, -1, -1):
         s = b[k]
         for j in range(k + 1, n):
             s -= A[k, j] * b[j]
         b[k] = s / A[k, k]
-    return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_NJ)
 def _inputs(tp, vp, iccp, vgate, k, t, u):
     """Stimulus at time t in segment k: v_app linear in the segment, icc constant."""
     t0 = tp[k]
@@ -96,42 +114,109 @@ def _inputs(tp, vp, iccp, vgate, k, t, u):
     u[2] = iccp[k]
 
 
-@njit(cache=True, error_model="numpy")
-def _newton(kind, y, u, p, alpha0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, maxit, tol, dc):
-    """Solve F(y) + α₀·Q(y) + qhist = 0 (or F(y) = 0 when dc) in place.
+@njit(**_NJ)
+def _apply_update(y, dy, n, wt, lim):
+    """y += limited dy; returns (weighted max norm of the step, whether it was limited)."""
+    scale = 1.0
+    for i in range(n):
+        a = abs(dy[i])
+        if a * scale > lim[i]:
+            scale = lim[i] / a
+    err = 0.0
+    for i in range(n):
+        d = scale * dy[i]
+        y[i] += d
+        e = abs(d) / wt[i]
+        if e > err:
+            err = e
+    return err, scale < 1.0
 
-    Returns the number of iterations (> 0) on success, the negative count on failure.
-    """
-    for it in range(1, maxit + 1):
+
+@njit(**_NJ)
+def _factor(JF, JQ, a0, LU, piv, n):
+    for i in range(n):
+        for j in range(n):
+            LU[i, j] = JF[i, j] + a0 * JQ[i, j]
+    return lu_factor(LU, piv, n)
+
+
+@njit(**_NJ)
+def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, lim, maxit):
+    """Full Newton on F(y) = 0, holding the unknowns marked ``frozen``.  True on success."""
+    wt = np.empty(n)
+    for _ in range(maxit):
         circuit_eval(kind, y, u, p, F, Q, JF, JQ)
         for i in range(n):
-            r = F[i] if dc else F[i] + alpha0 * Q[i] + qhist[i]
-            dy[i] = -r
+            wt[i] = atol[i] + rtol * abs(y[i])
+            if frozen[i]:
+                for j in range(n):
+                    LU[i, j] = 0.0
+                LU[i, i] = 1.0
+                dy[i] = 0.0
+            else:
+                for j in range(n):
+                    LU[i, j] = JF[i, j]
+                dy[i] = -F[i]
+        if not lu_factor(LU, piv, n):
+            return False
+        lu_solve(LU, piv, dy, n)
+        for i in range(n):
+            if not np.isfinite(dy[i]):
+                return False
+        err, limited = _apply_update(y, dy, n, wt, lim)
+        if not limited and err <= 1e-3:
+            return True
+    return False
+
+
+@njit(**_NJ)
+def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim, tol, maxit,
+                stats):
+    """Chord/Newton iteration on F(y) + α₀·JQ·y + qhist = 0, in place.
+
+    The Jacobian is evaluated at the start and re-evaluated whenever the contraction
+    rate exceeds 0.3 (full Newton where the problem is strongly nonlinear, chord
+    iterations costing one residual elsewhere).  Returns the iterations used (> 0), or
+    a negative count on failure (divergence, singular matrix, non-finite values).
+    """
+    fresh_needed = True
+    prev = np.inf
+    grew = 0
+    for it in range(1, maxit + 1):
+        if fresh_needed:
+            circuit_eval(kind, y, u, p, F, Q, JF, JQ)
+            stats[STAT_JAC] += 1
+            if not _factor(JF, JQ, a0, LU, piv, n):
+                return -it
+            fresh_needed = False
+        else:
+            circuit_residual(kind, y, u, p, F)
+        for i in range(n):
+            q = 0.0
             for j in range(n):
-                A[i, j] = JF[i, j] if dc else JF[i, j] + alpha0 * JQ[i, j]
-        if not lu_solve(A, dy, n):
-            return -it
-        # Limit the update so exponentials stay in range (SPICE-style limiting).
-        scale = 1.0
+                q += JQ[i, j] * y[j]
+            dy[i] = -(F[i] + a0 * q + qhist[i])
+        lu_solve(LU, piv, dy, n)
         for i in range(n):
             if not np.isfinite(dy[i]):
                 return -it
-            a = abs(dy[i])
-            if a > lim[i] and lim[i] * scale < a * scale:
-                scale = min(scale, lim[i] / a)
-        err = 0.0
-        for i in range(n):
-            d = scale * dy[i]
-            y[i] += d
-            e = abs(d) / wt[i]
-            if e > err:
-                err = e
-        if scale == 1.0 and err <= tol:
+        err, limited = _apply_update(y, dy, n, wt, lim)
+        rate = err / prev if prev < np.inf else 1.0
+        # Converged when the step, or the remaining error it implies at the observed
+        # contraction rate, is below tolerance.
+        if not limited and (err <= tol or (rate < 0.9 and err * rate / (1.0 - rate) <= tol)):
             return it
+        if rate > 0.3:
+            fresh_needed = True
+        if rate > 1.0:
+            grew += 1
+            if grew >= 3:
+                return -it
+        prev = err
     return -maxit
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_NJ)
 def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax):
     """Per-segment events at an accepted point: peak |I| and its time, first crossing of
     the segment's current threshold (interpolated), peak temperature rise."""
@@ -148,7 +233,42 @@ def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross
         ev_tmax[k] = dt
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**_NJ)
+def _predict(npts, t, t1, t2, tn, y, y1, y2, yp, n):
+    """Polynomial extrapolation through the accepted points since the last breakpoint."""
+    if npts == 0:
+        for i in range(n):
+            yp[i] = y[i]
+    elif npts == 1:
+        r = (tn - t) / (t - t1)
+        for i in range(n):
+            yp[i] = y[i] + r * (y[i] - y1[i])
+    else:
+        l0 = (tn - t1) * (tn - t2) / ((t - t1) * (t - t2))
+        l1 = (tn - t) * (tn - t2) / ((t1 - t) * (t1 - t2))
+        l2 = (tn - t) * (tn - t1) / ((t2 - t) * (t2 - t1))
+        for i in range(n):
+            yp[i] = l0 * y[i] + l1 * y1[i] + l2 * y2[i]
+
+
+@njit(**_NJ)
+def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
+    """Weighted max-norm of the local error estimate (1 = at tolerance)."""
+    err = 0.0
+    for i in range(n):
+        d = abs(yc[i] - yp[i])
+        ymax = max(abs(yc[i]), abs(y[i]))
+        if errkind[i] == 0:
+            e = cerr * d / (atol[i] + rtol * ymax)
+        else:
+            c = abs(JQ[i, i])
+            e = cerr * c * d / (chgtol + rtol * c * ymax)
+        if e > err:
+            err = e
+    return err
+
+
+@njit(**_NJ)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
                      ev_timax, ev_tcross, ev_tmax, ev_yend):
@@ -158,39 +278,40 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 
     Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
     the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
-    last unknown (the temperature rise) and the unknowns at the segment's end.  These
-    are resolved at the integrator's own steps, not the output grid."""
+    last unknown (the temperature rise) and the unknowns at the segment's end."""
     n = y.shape[0]
     nseg = tp.shape[0] - 1
     F = np.zeros(n)
     Q = np.zeros(n)
     JF = np.zeros((n, n))
     JQ = np.zeros((n, n))
-    A = np.zeros((n, n))
+    LU = np.zeros((n, n))
+    piv = np.zeros(n, np.int64)
     dy = np.zeros(n)
     u = np.zeros(3)
     wt = np.zeros(n)
     qhist = np.zeros(n)
-    # Operating point at t0.
+    yp = np.zeros(n)
+    yc = np.zeros(n)
+    frozen = np.zeros(n, np.bool_)
+    # Operating point at t0 (the states sit at their anchors x0, w0).
     t = tp[0]
     k = 0
     _inputs(tp, vp, iccp, vgate, k, t, u)
-    for i in range(n):
-        wt[i] = atol[i] + rtol * abs(y[i])
-    its = _newton(kind, y, u, p, 0.0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, 100, 1e-3, True)
-    if its < 0:
+    if not newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, 1e-9, lim,
+                     100):
         stats[STAT_FAIL_TIME] = t
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
     _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax)
     q0 = Q.copy()
-    q1 = Q.copy()  # Q at the previous accepted point
-    y1 = y.copy()  # previous accepted point
-    y2 = y.copy()  # the one before
+    q1 = Q.copy()
+    y1 = y.copy()
+    y2 = y.copy()
     t1 = t
     t2 = t
-    npts = 0  # accepted points since the last breakpoint (history depth)
+    npts = 0  # accepted points since the last breakpoint
     iout = 0
     nout = out_t.shape[0]
     while iout < nout and out_t[iout] <= t:
@@ -198,8 +319,6 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             out_y[iout, i] = y[i]
         iout += 1
     h = min(hmax, (tp[1] - tp[0]) * 1e-3)
-    yp = np.zeros(n)
-    yc = np.zeros(n)
     steps = 0
     rejected = False
     while k < nseg:
@@ -207,29 +326,14 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         if t_bp <= t:
             k += 1
             continue
-        hit = False
         h = min(h, hfrac * (t_bp - tp[k]))
-        if t + h >= t_bp - 1e-9 * h:
+        hit = t + h >= t_bp - 1e-9 * h
+        if hit:
             h = t_bp - t
-            hit = True
         tn = t + h
         _inputs(tp, vp, iccp, vgate, k, tn, u)
-        # Predictor and BDF coefficients.
         order = 2 if npts >= 2 else 1
-        if npts == 0:
-            for i in range(n):
-                yp[i] = y[i]
-        elif order == 1:
-            r = h / (t - t1)
-            for i in range(n):
-                yp[i] = y[i] + r * (y[i] - y1[i])
-        else:
-            # Quadratic extrapolation through (t2, y2), (t1, y1), (t, y).
-            l0 = (tn - t1) * (tn - t2) / ((t - t1) * (t - t2))
-            l1 = (tn - t) * (tn - t2) / ((t1 - t) * (t1 - t2))
-            l2 = (tn - t) * (tn - t1) / ((t2 - t) * (t2 - t1))
-            for i in range(n):
-                yp[i] = l0 * y[i] + l1 * y1[i] + l2 * y2[i]
+        _predict(npts, t, t1, t2, tn, y, y1, y2, yp, n)
         if order == 1:
             a0 = 1.0 / h
             for i in range(n):
@@ -246,37 +350,16 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         for i in range(n):
             yc[i] = yp[i]
             wt[i] = atol[i] + rtol * abs(y[i])
-        its = _newton(kind, yc, u, p, a0, qhist, F, Q, JF, JQ, A, dy, n, wt, lim, 6, 0.05,
-                      False)
+        its = newton_tran(kind, yc, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
+                          0.2, 10, stats)
         stats[STAT_NEWTON] += abs(its)
-        if its < 0:
-            stats[STAT_REJECTED] += 1
-            rejected = True
-            h *= 0.25
-            if h < hmin or h < 1e-14 * abs(t):
-                stats[STAT_FAIL_TIME] = t
-                return STEP_TOO_SMALL
-            continue
-        # Local error estimate (Milne), zero on the first step (no predictor information).
-        # States are tested in their own units; electrical nodes through the charge of
-        # their capacitance (SPICE's charge test), so a node without capacitance is
-        # algebraic and a node with 1 fF is nearly so, as they should be.
         err = 0.0
-        if npts >= 1:
-            for i in range(n):
-                d = abs(yc[i] - yp[i])
-                ymax = max(abs(yc[i]), abs(y[i]))
-                if errkind[i] == 0:
-                    e = cerr * d / (atol[i] + rtol * ymax)
-                else:
-                    c = abs(JQ[i, i])
-                    e = cerr * c * d / (chgtol + rtol * c * ymax)
-                if e > err:
-                    err = e
-        if err > 1.0:
+        if its > 0 and npts >= 1:
+            err = _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr)
+        if its < 0 or err > 1.0:
             stats[STAT_REJECTED] += 1
             rejected = True
-            h *= max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
+            h *= 0.25 if its < 0 else max(0.2, 0.9 * err ** (-1.0 / (order + 1)))
             if h < hmin or h < 1e-14 * abs(t):
                 stats[STAT_FAIL_TIME] = t
                 return STEP_TOO_SMALL
@@ -285,19 +368,21 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             if not np.isfinite(yc[i]):
                 stats[STAT_FAIL_TIME] = tn
                 return NON_FINITE
-        # Accept.  Q is linear in y, so Q(yc) is exact from the last Jacobian.
+        # Accept.
         while iout < nout and out_t[iout] <= tn:
             f = (out_t[iout] - t) / h
             for i in range(n):
                 out_y[iout, i] = y[i] + f * (yc[i] - y[i])
             iout += 1
-        circuit_eval(kind, yc, u, p, F, Q, JF, JQ)
         for i in range(n):
+            q = 0.0
+            for j in range(n):
+                q += JQ[i, j] * yc[j]  # Q is linear in y: exact without an evaluation
             y2[i] = y1[i]
             y1[i] = y[i]
             y[i] = yc[i]
             q1[i] = q0[i]
-            q0[i] = Q[i]
+            q0[i] = q
         t2 = t1
         t1 = t
         t = tn
@@ -322,12 +407,8 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
                 h = min(h, hmax, (tp[k + 1] - tp[k]) * 1e-3)
             continue
         npts += 1
-        if err > 0.0:
-            fac = 0.9 * err ** (-1.0 / (order + 1))
-            fac = min(4.0, max(0.2, fac))
-        else:
-            fac = 4.0
-        if rejected:  # no growth right after a rejection (avoids accept/reject cycling)
+        fac = 3.0 if err == 0.0 else min(3.0, max(0.2, 0.9 * err ** (-1.0 / (order + 1))))
+        if rejected or its > 4:  # no growth right after a rejection or a hard Newton solve
             fac = min(fac, 1.0)
         rejected = False
         h = min(h * fac, hmax)
@@ -361,38 +442,9 @@ def dc_batch(kind, P, U, Y, frozen, atol, rtol, lim, STATUS):
         Q = np.zeros(n)
         JF = np.zeros((n, n))
         JQ = np.zeros((n, n))
-        A = np.zeros((n, n))
+        LU = np.zeros((n, n))
+        piv = np.zeros(n, np.int64)
         dy = np.zeros(n)
-        wt = np.zeros(n)
-        y = Y[d]
-        status = DC_FAILED
-        for it in range(100):
-            circuit_eval(kind, y, U[d], P[d], F, Q, JF, JQ)
-            for i in range(n):
-                if frozen[i]:
-                    for j in range(n):
-                        A[i, j] = 0.0
-                    A[i, i] = 1.0
-                    dy[i] = 0.0
-                else:
-                    for j in range(n):
-                        A[i, j] = JF[i, j]
-                    dy[i] = -F[i]
-                wt[i] = atol[i] + rtol * abs(y[i])
-            if not lu_solve(A, dy, n):
-                break
-            scale = 1.0
-            for i in range(n):
-                a = abs(dy[i])
-                if a * scale > lim[i]:
-                    scale = lim[i] / a
-            err = 0.0
-            for i in range(n):
-                y[i] += scale * dy[i]
-                e = abs(scale * dy[i]) / wt[i]
-                if e > err:
-                    err = e
-            if scale == 1.0 and err <= 1e-3:
-                status = OK
-                break
-        STATUS[d] = status
+        ok = newton_dc(kind, Y[d], U[d], P[d], frozen, F, Q, JF, JQ, LU, piv, dy, n, atol,
+                       rtol, lim, 100)
+        STATUS[d] = OK if ok else DC_FAILED

@@ -4,7 +4,8 @@ The output is one module (``rram/_kernels.py``, generated and committed) with:
 
 * ``<circuit>_eval(y, u, p, F, Q, JF, JQ)``: numba kernels that fill the residual of
   ``F(y) + d/dt Q(y) = 0`` and its Jacobians for the Python engine (scalar code; the
-  engine loops over devices);
+  engine loops over devices); ``<circuit>_residual`` computes F alone and
+  ``<circuit>_probe`` the device current;
 * ``device_flows(nodes, p)``: the device's branch flows, vectorised over numpy arrays
   (static evaluation, reads, equivalence tests);
 * ``device_outputs(nodes, p)``: the operating-point outputs.
@@ -124,6 +125,17 @@ def render_circuit_kernel(circuit: Circuit) -> str:
         "",
         "",
         '@njit(cache=True, error_model="numpy")',
+        f"def {circuit.name}_residual(y, u, p, F):",
+        '    """F(y) only (no charges, no Jacobians): the modified-Newton iterations."""',
+    ]
+    lines += [f"    {s} = y[{i}]" for i, s in enumerate(unknown_syms)]
+    lines += [f"    {s} = u[{i}]" for i, s in enumerate(circuit.inputs)]
+    lines += [f"    {s} = p[{i}]" for i, s in enumerate(circuit.parameters)]
+    lines += _body([(f"F[{i}]", f) for i, f in enumerate(f_exprs)], reserved)
+    lines += [
+        "",
+        "",
+        '@njit(cache=True, error_model="numpy")',
         f"def {circuit.name}_probe(y, u, p):",
         '    """Current into the device\'s te port (A)."""',
     ]
@@ -180,6 +192,16 @@ def render_dispatch(circuits: Sequence[Circuit]) -> str:
     for i, c in enumerate(circuits):
         word = "if" if i == 0 else "elif"
         lines += [f"    {word} kind == {i}:", f"        {c.name}_eval(y, u, p, F, Q, JF, JQ)"]
+    lines += [
+        "",
+        "",
+        '@njit(cache=True, error_model="numpy")',
+        "def circuit_residual(kind, y, u, p, F):",
+        '    """F(y) of circuit number ``kind``."""',
+    ]
+    for i, c in enumerate(circuits):
+        word = "if" if i == 0 else "elif"
+        lines += [f"    {word} kind == {i}:", f"        {c.name}_residual(y, u, p, F)"]
     lines += [
         "",
         "",
