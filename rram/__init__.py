@@ -15,9 +15,9 @@ try:
 except PackageNotFoundError:  # running from a source tree without installation
     __version__ = "0.0.0+unknown"
 
-from .card import PARAMETERS, default_card, load_card, make_card  # noqa: E402
-from .errors import CardError, ConvergenceError, InputError, RramError, SimulationError  # noqa: E402
-from .params import Card, Parameter  # noqa: E402
+from .card import PARAMETERS, default_card, load_card, make_card
+from .errors import CardError, ConvergenceError, InputError, RramError, SimulationError
+from .params import Card, Parameter
 
 __all__ = [
     "PARAMETERS",

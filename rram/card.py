@@ -142,9 +142,11 @@ PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
 
 def _state_within_geometry(values: Mapping[str, float]) -> str | None:
     if values["x0"] > values["l0"]:
-        return f"parameter x0: {values['x0']:g} m exceeds l0 = {values['l0']:g} m (valid 0 <= x0 <= l0)"
+        return (f"parameter x0: {values['x0']:g} m exceeds l0 = {values['l0']:g} m "
+                "(valid 0 <= x0 <= l0)")
     if values["w0"] > values["wcf"]:
-        return f"parameter w0: {values['w0']:g} m exceeds wcf = {values['wcf']:g} m (valid w0 <= wcf)"
+        return (f"parameter w0: {values['w0']:g} m exceeds wcf = {values['wcf']:g} m "
+                "(valid w0 <= wcf)")
     if values["wmin"] >= values["wcf"]:
         return f"parameter wmin: {values['wmin']:g} m must be below wcf = {values['wcf']:g} m"
     return None

@@ -120,7 +120,7 @@ def build_circuit(kind: str, model: Model = MODEL) -> Circuit:
         raise ValueError(f"unknown circuit {kind!r}; valid: resistor, compliance, 1t1r")
     cap = Branch("br_cd", "mid", GROUND, ZERO, sym("cd") * _v("mid"), "middle-node capacitance")
     branches = _ground_known(device + extra + (cap,), {GROUND: ZERO, "bl": sym("v_app")})
-    unknowns = ("mid",) + tuple(n.name for n in model.nodes)
+    unknowns = ("mid", *(n.name for n in model.nodes))
     device_nodes = {"te": "mid" if kind in SERIES_ELEMENTS else "bl",
                     "be": GROUND if kind in SERIES_ELEMENTS else "mid", **internal}
     probe = next(b.flow for b in branches if b.name == "br_ctop")

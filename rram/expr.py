@@ -23,12 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Union
+from typing import ClassVar
 
 #: Argument above which :func:`safe_exp` continues linearly (C¹).  exp(80) ≈ 5.5e34.
 EXP_LIMIT = 80.0
 
-Number = Union[int, float]
+Number = int | float
 
 
 class Expr:
@@ -41,7 +41,7 @@ class Expr:
     value: float
     name: str
 
-    _table: dict[tuple, Expr] = {}
+    _table: ClassVar[dict[tuple, Expr]] = {}
 
     def __new__(cls, op: str, args: tuple[Expr, ...] = (), value: float = 0.0, name: str = ""):
         key = (op, tuple(id(a) for a in args), value, name)
@@ -108,7 +108,7 @@ class Expr:
         return self.op == "num"
 
 
-Operand = Union[Expr, Number]
+Operand = Expr | int | float
 
 
 def as_expr(x: Operand) -> Expr:

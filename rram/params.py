@@ -26,13 +26,15 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 #: Names we refuse because they are keywords or functions in one of the targets
 #: (ngspice is case-insensitive, so lower-case comparison is enough).
 RESERVED = frozenset(
-    """
-    abs acos acosh asin asinh atan atanh begin branch case cos cosh ddt ddx default discipline
-    else end endcase endfunction endmodule exp floor for function ground idt if inf inout
-    input integer limexp ln log max min module nature output parameter pow pwl pwr real sgn
-    sign sin sinh sqrt string tan tanh temper temp time u uramp v i while from exclude
-    analog electrical thermal hertz pi e
-    """.split()
+    (
+        "abs", "acos", "acosh", "asin", "asinh", "atan", "atanh", "begin", "branch", "case", "cos",
+        "cosh", "ddt", "ddx", "default", "discipline", "else", "end", "endcase", "endfunction",
+        "endmodule", "exp", "floor", "for", "function", "ground", "idt", "if", "inf", "inout",
+        "input", "integer", "limexp", "ln", "log", "max", "min", "module", "nature", "output",
+        "parameter", "pow", "pwl", "pwr", "real", "sgn", "sign", "sin", "sinh", "sqrt", "string",
+        "tan", "tanh", "temper", "temp", "time", "u", "uramp", "v", "i", "while", "from",
+        "exclude", "analog", "electrical", "thermal", "hertz", "pi", "e",
+    )
 )
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from .io import write_atomic  # noqa: E402
-from .phenomena import Phenomenon  # noqa: E402
+from .io import write_atomic
+from .phenomena import Phenomenon
 
 
 def _save(fig, path: str | Path) -> Path:

@@ -91,7 +91,7 @@ def _flows_and_jacobian():
 
 @pytest.mark.parametrize("gap_nm", [3.0, 1.0, 0.03, 0.0])
 def test_jacobian_is_continuous_across_zero_bias(gap_nm):
-    exprs, syms, jac = _flows_and_jacobian()
+    _, syms, jac = _flows_and_jacobian()
     card = default_card()
     flat = [d for row in jac for d in row]
 
@@ -111,7 +111,7 @@ def test_jacobian_is_continuous_across_zero_bias(gap_nm):
 def test_jacobian_is_continuous_through_the_contact(v):
     """Refining the x grid shrinks every jump of every derivative (a discontinuity would
     keep its size)."""
-    exprs, syms, jac = _flows_and_jacobian()
+    _, syms, jac = _flows_and_jacobian()
     card = default_card()
     flat = [d for row in jac for d in row]
 

@@ -8,6 +8,7 @@ tidy output.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -80,8 +81,8 @@ class Stimulus:
 def _grid(times: np.ndarray, dt: float) -> np.ndarray:
     """A uniform grid with spacing ≤ dt that contains every breakpoint."""
     parts = [times[:1]]
-    for a, b in zip(times[:-1], times[1:], strict=True):
-        n = max(1, int(math.ceil((b - a) / dt - 1e-9)))
+    for a, b in itertools.pairwise(times):
+        n = max(1, math.ceil((b - a) / dt - 1e-9))
         parts.append(a + (b - a) * np.arange(1, n + 1) / n)
     return np.concatenate(parts)
 

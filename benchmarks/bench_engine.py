@@ -1,0 +1,79 @@
+"""Throughput of the vectorised Python engine: device-loops per second and peak memory.
+
+One full SET/RESET DC loop per device at the default sweep (0 → 2 V → 0 → −2 V → 0 at
+1 kV/s, 100 µA compliance, default card), for N = 1, 10³, 10⁴, 10⁵ devices.  Each N runs
+in its own process (after a warm-up) so peak memory is that run's own; the engine keeps
+only per-segment events (``record=False``), as a Monte Carlo study would.
+
+    python benchmarks/bench_engine.py [--sizes 1 1000 10000 100000] [--repeat 1]
+
+Timing on shared machines is noisy: the best of ``--repeat`` runs is reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def _child(n: int, repeat: int) -> dict:
+    import numba
+
+    from rram.analysis import loop_metrics
+    from rram.engine.run import simulate
+    from rram.engine.stimulus import dc_loops
+
+    stim = dc_loops(v_step=0.01)
+    simulate("compliance", stim, n_devices=2, record=False)  # load the compiled engine
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = simulate("compliance", stim, n_devices=n, record=False)
+        best = min(best, time.perf_counter() - t0)
+    ok = int((res.status == 0).sum())
+    t0 = time.perf_counter()
+    metrics = loop_metrics(res) if n <= 10_000 else None
+    t_metrics = time.perf_counter() - t0
+    return {
+        "n": n,
+        "seconds": best,
+        "loops_per_s": n / best,
+        "converged": ok,
+        "steps_per_loop": float(res.stats[:, 0].mean()),
+        "threads": numba.get_num_threads(),
+        "metrics_seconds": t_metrics if metrics is not None else None,
+        "peak_rss_MiB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 10_000, 100_000])
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child is not None:
+        print(json.dumps(_child(args.child, args.repeat)))
+        return
+    rows = []
+    print(f"{'N':>8} {'seconds':>9} {'loops/s':>9} {'steps/loop':>10} {'peak MiB':>9} ok")
+    for n in args.sizes:
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
+            check=True, capture_output=True, text=True, env=os.environ.copy(),
+        ).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        rows.append(r)
+        print(f"{r['n']:>8} {r['seconds']:>9.3f} {r['loops_per_s']:>9.0f} "
+              f"{r['steps_per_loop']:>10.0f} {r['peak_rss_MiB']:>9.0f} "
+              f"{r['converged']}/{r['n']} ({r['threads']} threads)")
+    print(json.dumps(rows))
+
+
+if __name__ == "__main__":
+    main()
