@@ -89,6 +89,8 @@ PARAMETERS: tuple[Parameter, ...] = (
        "at x = 0 (smooth form of the v2.0 x <= 0 branch, both polarities)", "conduction", 1, 1e6),
     _p("xc", 0.03e-9, "m", "Gap at which the tip contact turns on", "conduction", 0, 5e-10),
     _p("xcw", 0.005e-9, "m", "Width of the tip-contact turn-on", "conduction", 1e-13, 1e-10),
+    _p("xdrive", 0.5e-9, "m", "Gap below which the kinetics use the hopping-law drive of the "
+       "filament current (width xdrive/10)", "numerics", 0.1e-9, 1.5e-9),
     # Kinetics
     _p("a0", 0.25e-9, "m", "Vacancy/ion hopping distance (v2.0 a)", "kinetics", 1e-11, 1e-8),
     _p("f0", 1e13, "Hz", "Attempt frequency (v2.0 f)", "kinetics", 1e9, 1e15),
@@ -133,6 +135,10 @@ PARAMETERS: tuple[Parameter, ...] = (
        "numerics", 1e-13, 5e-10),
     _p("tfloor", 50, "K", "Soft floor of the local temperature (guards Newton iterates)",
        "numerics", 1, 150),
+    _p("tceil", 4000, "K", "Soft ceiling of the local temperature (guards Newton iterates)",
+       "numerics", 1000, 1e5),
+    _p("xguard", 0.25e-9, "m", "Margin of the soft guards on x and w beyond their ranges "
+       "(guards Newton iterates)", "numerics", 0.1e-9, 1e-9),
     _p("thold", 1e12, "s", "Anchor time constant of the states to x0, w0: gives the DC "
        "operating point; 0.03 % of (x - x0) in ten years", "numerics", 1e6, 1e15),
 )

@@ -28,12 +28,15 @@ from .constants import KB_EV, PI
 from .expr import (
     Expr,
     asinh,
+    ln,
     logistic,
     polarity_weight,
     safe_exp,
     safe_sinh,
     smooth_abs0,
+    soft_clip,
     soft_floor,
+    softplus,
     sqrt,
     sym,
 )
@@ -44,6 +47,9 @@ NM = 1e-9
 #: Floor in the harmonic combination of the two RESET steps, m/s (1e-30 m/s moves a gap
 #: by 3e-22 m in ten years): keeps r1·r2/(r1 + r2) defined when both rates underflow.
 RATE_FLOOR = 1e-30
+#: Floor of the hopping drive Z·α_h·|V_g|/(x·kT) in the RESET hopping rate (see
+#: :func:`kinetics`); 1e-3 changes the rate only where the drive is below ~1e-2.
+HOP_FLOOR = 1e-3
 
 
 class Symbols:
@@ -103,20 +109,41 @@ class Kinetics:
     rate_reset: Expr
 
 
+def guarded_state(v_cell: Expr, v_gap: Expr, gap_nm: Expr, width_nm: Expr,
+                  dtemp: Expr) -> State:
+    """The physical state from node values (states in nm), guarded for Newton iterates.
+
+    A simulator's Newton iteration may visit absurd node values (a gap of −9 nm, a
+    temperature of 10⁶ K) when a step is too long for the SET runaway, and SPICE does not
+    restore the last good point before retrying with a shorter step.  The states are
+    therefore passed through :func:`~rram.expr.soft_clip`, the identity (to e^(−8) of
+    the guard width) over the physical range and saturating outside it: x in
+    [−xguard, l0 + xguard], w in [wmin/2, wcf + xguard] (and T, in :func:`temperature`).
+    Voltages are not clipped: every conduction path stays monotone in its voltage (the
+    exponentials continue linearly), so a guarded model has no spurious solutions.
+    """
+    xg = P.xguard / NM
+    x_nm = let("x_nm", soft_clip(gap_nm, -xg, P.l0 / NM + xg, 0.1 * xg))
+    w_nm = let("w_nm", soft_clip(width_nm, 0.5 * P.wmin / NM, P.wcf / NM + xg,
+                                 0.1 * P.wmin / NM))
+    return State(
+        v_cell=let("v_cell", v_cell),
+        v_gap=let("v_gap", v_gap),
+        x=let("x", x_nm * NM),
+        w=let("w", w_nm * NM),
+        dtemp=dtemp,
+    )
+
+
 def temperature(s: State) -> tuple[Expr, Expr]:
     """Local CF temperature T (K) and thermal energy kT (eV).
 
-    T is floored softly at ``tfloor`` (a numerical guard for wild Newton iterates; exact
-    to e^(−30) above 200 K).
+    T is kept softly within [``tfloor``, ``tceil``] (a guard for wild Newton iterates;
+    exact to e^(−30) between 200 K and 2000 K).
     """
     t_local = let("t_local", P.tamb + s.dtemp)
-    t_safe = let("t_safe", soft_floor(t_local, P.tfloor, 0.1 * P.tfloor))
+    t_safe = let("t_safe", soft_clip(t_local, P.tfloor, P.tceil, 0.1 * P.tfloor))
     return t_safe, let("kt", KB_EV * t_safe)
-
-
-def width_floor(s: State) -> Expr:
-    """CF width floored softly at wmin/2 (guards 1/w and the area against w → 0)."""
-    return let("w_floor", soft_floor(s.w, 0.5 * P.wmin, 0.1 * P.wmin))
 
 
 def polarity_factors(s: State) -> tuple[Expr, Expr]:
@@ -143,8 +170,7 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
       the hopping small-signal conductance at x = 0.  Unlike the source it acts in both
       polarities, so the LRS is ohmic and symmetric, as measured.
     """
-    w_cond = width_floor(s)
-    area_cf = let("area_cf", PI / 4.0 * w_cond * w_cond)
+    area_cf = let("area_cf", PI / 4.0 * s.w * s.w)
     area_ox = let(
         "area_ox",
         PI / 4.0 * soft_floor(P.wcf * P.wcf - s.w * s.w, 0.0, 0.01 * P.wcf * P.wcf),
@@ -163,20 +189,23 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
 
     g_hop0 = let("g_hop0", P.j0 * area_cf / P.vt)
     contact = let("contact", logistic((P.xc - s.x) / P.xcw))
-    u_gap = let("u_gap", s.v_gap / P.vt)
-    sinh_gap = let("sinh_gap", safe_sinh(u_gap))
-    i_hop = let("i_hop", P.j0 * area_cf * safe_exp(-s.x / P.xt) * sinh_gap)
+    i_hop = let("i_hop", P.j0 * area_cf * safe_exp(-s.x / P.xt) * safe_sinh(s.v_gap / P.vt))
     i_gap = let("i_gap", i_hop + contact * P.kcontact * g_hop0 * s.v_gap)
     # The ion kinetics at the tip are driven by the voltage a hopping gap would need to
-    # carry the gap current: V_g itself while the gap is open, the same hopping-law
-    # voltage once the metallic contact shorts it (which keeps RESET able to start from a
-    # closed gap, as the v2.0 negative branch does, while LRS conduction stays ohmic).
-    # V_drive = V_T·asinh(I_gap/(J₀·A·e^(−x/X_T))), written without that quotient so an
-    # underflowing e^(−x/X_T) cannot give 0/0.
-    v_drive = let(
-        "v_drive",
-        P.vt * asinh(sinh_gap + contact * P.kcontact * u_gap * safe_exp(s.x / P.xt)),
+    # carry the gap current, V_T·asinh(I/(J₀·A·e^(−x/X_T))).  While the gap is open this
+    # is V_g itself; once the metallic contact shorts the gap it is larger than V_g, so
+    # RESET can start from a closed gap (as in the v2.0 negative branch) while the LRS
+    # conducts ohmically.  It is written with the filament current, equal to the gap
+    # current at the solution: I_cf/(J₀·A) = V_body/(J₀·ρ·L_cf), so no stiff contact
+    # conductance enters the drive.  Far from contact (x > xdrive) the drive is V_g
+    # directly, which avoids the large gain of that form in the HRS; the two agree there.
+    v_virtual = let(
+        "v_virtual",
+        P.vt * asinh((s.v_cell - s.v_gap) * safe_exp(s.x / P.xt)
+                     / (P.j0 * rho * cf_length)),
     )
+    near = let("near_contact", logistic((P.xdrive - s.x) / (0.1 * P.xdrive)))
+    v_drive = let("v_drive", s.v_gap + near * (v_virtual - s.v_gap))
 
     # Each term is ≥ 0 for any node voltages (odd, monotone paths), so no |·| is needed.
     power = let("power", i_cf * v_body + i_gap * s.v_gap)
@@ -186,6 +215,15 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
 def rate_cap(rate: Expr) -> Expr:
     """Smooth saturation r·v_cap/(r + v_cap) of a non-negative rate (physics.md §10.5)."""
     return rate / (1.0 + rate / P.vcap)
+
+
+def log_rate_cap(ln_rate: Expr) -> Expr:
+    """r·v_cap/(r + v_cap) from ln r (m/s), as exp(ln r − softplus(ln r − ln v_cap)).
+
+    Accurate for rates far below the cap (read disturb needs 1e-20 m/s), never above
+    ``vcap`` for any value of ln r, and the exponent is bounded by ln v_cap.
+    """
+    return safe_exp(ln_rate - softplus(ln_rate - ln(P.vcap)))
 
 
 def window(distance: Expr) -> Expr:
@@ -203,39 +241,46 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     RESET, the slower of two sequential steps (harmonic combination, not ``min``):
         r₁ = a·f·exp(−(E_i + r·Z·V_g)/kT)                 O²⁻ release (V_g < 0)
         r₂ = a·f·exp(−E_h/kT)·sinh(Z·α_h·|V_g|/(x·kT))    O²⁻ hopping across the gap
+    All four are formed as logarithms (``ln_rate_*``) and capped by a logistic.
     V_g is the drive voltage of :func:`conduction` (the gap voltage while the gap is open);
-    ``1/x`` is regularised as ``1/√(x² + x_eps²)``; every rate passes :func:`rate_cap`.
+    ``1/x`` is regularised as ``1/√(x² + x_eps²)``; every rate is capped smoothly at
+    ``vcap`` (:func:`rate_cap`, :func:`log_rate_cap`).
     RESET also thins the CF (``kwr`` times the gap rate), so the width is not a ratchet.
     """
     x_field = let("x_field", sqrt(s.x * s.x + P.xeps * P.xeps))
     af = let("af", P.a0 * P.f0)
+    ln_af = let("ln_af", ln(P.a0) + ln(P.f0))
     ea = let("ea_eff", P.ea + P.dea)
 
-    rate_vertical = let(
-        "rate_vertical",
-        rate_cap(af * safe_exp((P.zion * P.alpha * v_drive / x_field - ea) / kt)),
+    # Rates are formed in the log domain and capped (exactly r/(1 + r/v_cap)): no
+    # exponential can overflow, and a wild value of ln r (a Newton iterate in SPICE)
+    # still gives a rate within [0, v_cap].
+    ln_rate_vertical = let(
+        "ln_rate_vertical", ln_af + (P.zion * P.alpha * v_drive / x_field - ea) / kt
     )
-    w_grow = width_floor(s)
-    rate_lateral = let(
-        "rate_lateral",
-        rate_cap(
-            P.kw
-            * (P.weff + P.weff * P.weff / (2.0 * w_grow))
-            * P.f0
-            * safe_exp((P.zion * P.alpha * s.v_cell / P.l0 - ea) / kt)
-        ),
+    rate_vertical = let("rate_vertical", log_rate_cap(ln_rate_vertical))
+    ln_rate_lateral = let(
+        "ln_rate_lateral",
+        # √(w² + (wmin/100)²) instead of w: finite for any Newton iterate, 2e-6 relative
+        ln(P.kw * (P.weff + P.weff * P.weff / (2.0 * sqrt(s.w * s.w + (0.01 * P.wmin) ** 2)))
+           * P.f0)
+        + (P.zion * P.alpha * s.v_cell / P.l0 - ea) / kt,
     )
-
-    rate_release = let(
-        "rate_release",
-        rate_cap(af * safe_exp(-(P.ei + P.dei + P.ri * P.zion * v_drive) / kt)),
+    rate_lateral = let("rate_lateral", log_rate_cap(ln_rate_lateral))
+    ln_rate_release = let(
+        "ln_rate_release", ln_af - (P.ei + P.dei + P.ri * P.zion * v_drive) / kt
     )
-    hop_drive = let("hop_drive", P.zion * P.alphah * smooth_abs0(v_drive, P.vs) / (x_field * kt))
-    eh_kt = let("eh_kt", (P.eh + P.deh) / kt)
-    rate_hop = let(
-        "rate_hop",
-        rate_cap(0.5 * af * (safe_exp(hop_drive - eh_kt) - safe_exp(-hop_drive - eh_kt))),
+    rate_release = let("rate_release", log_rate_cap(ln_rate_release))
+    # sinh(y) with y floored at HOP_FLOOR (√(y² + y₀²)): ln sinh stays finite at zero
+    # drive, where P₋ = 0 anyway; the rate there is a·f·e^(−E_h/kT)·1e-3.
+    hop_drive = let("hop_drive", sqrt(
+        (P.zion * P.alphah * smooth_abs0(v_drive, P.vs) / (x_field * kt)) ** 2
+        + HOP_FLOOR * HOP_FLOOR))
+    ln_rate_hop = let(
+        "ln_rate_hop",
+        ln_af - (P.eh + P.deh) / kt + ln(0.5 * (safe_exp(hop_drive) - safe_exp(-hop_drive))),
     )
+    rate_hop = let("rate_hop", log_rate_cap(ln_rate_hop))
     rate_reset = let(
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR)
     )

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-#: Argument above which :func:`safe_exp` continues linearly (C¹).  exp(80) ≈ 5.5e34.
-EXP_LIMIT = 80.0
+#: Argument above which :func:`safe_exp` continues linearly (C¹).  exp(40) ≈ 2.4e17.
+EXP_LIMIT = 40.0
 
 Number = int | float
 
@@ -295,6 +295,27 @@ def soft_floor(u: Operand, floor: Operand, width: Operand) -> Expr:
     return floor + width * softplus((u - floor) / width)
 
 
+def soft_clip(u: Operand, lo: Operand, hi: Operand, width: Operand) -> Expr:
+    """u inside [lo, hi] (to within width·e^(−distance/width)), saturating smoothly outside.
+
+    A soft floor followed by a soft ceiling, hi − w·softplus((hi − floor)/w): C∞,
+    monotone, and exactly within [lo, hi] however large |u| is (no cancellation).
+    """
+    u, lo, hi, width = as_expr(u), as_expr(lo), as_expr(hi), as_expr(width)
+    floored = lo + width * softplus((u - lo) / width)
+    return hi - width * softplus((hi - floored) / width)
+
+
+def soft_clip_odd(u: Operand, limit: Operand, width: Operand) -> Expr:
+    """An odd soft clip to ±limit: u − w·softplus((u − L)/w) + w·softplus((−u − L)/w).
+
+    Exactly odd and exactly 0 at u = 0 (the two corrections cancel), the identity to
+    within w·e^(−(L − |u|)/w) inside the range.
+    """
+    u, limit, width = as_expr(u), as_expr(limit), as_expr(width)
+    return u - width * softplus((u - limit) / width) + width * softplus((-u - limit) / width)
+
+
 def smooth_abs0(u: Operand, eps: Operand) -> Expr:
     """u²/√(u² + ε²): C∞, zero at u = 0, |u|·(1 − ε²/2u²) for |u| ≫ ε."""
     u, eps = as_expr(u), as_expr(eps)
@@ -376,7 +397,7 @@ FUNCTIONS: dict[str, Function] = {
             _safe_exp_value,
             _d_safe_exp,
             numpy="safe_exp({0})",
-            spice="exp(min({0}, " + _LIM + "))*(1 + max({0} - " + _LIM + ", 0))",
+            spice="rr_safe_exp({0})",
             veriloga="`SAFE_EXP({0})",
         ),
         Function("sqrt", math.sqrt, _d_sqrt, "np.sqrt({0})", "sqrt({0})", "sqrt({0})"),
@@ -388,7 +409,7 @@ FUNCTIONS: dict[str, Function] = {
             _softplus_value,
             _d_softplus,
             numpy="softplus({0})",
-            spice="(max({0}, 0) + ln(1 + exp(-abs({0}))))",
+            spice="rr_softplus({0})",
             veriloga="`SOFTPLUS({0})",
         ),
         Function(
@@ -396,7 +417,7 @@ FUNCTIONS: dict[str, Function] = {
             lambda u: max(u, 0.0) ** 2,
             _d_pos_sq,
             numpy="pos_sq({0})",
-            spice="(max({0}, 0)*max({0}, 0))",
+            spice="rr_pos_sq({0})",
             veriloga="`POS_SQ({0})",
         ),
         # Derivative helpers: numpy only.

@@ -87,11 +87,11 @@ def build_model() -> Model:
     """The filament RRAM model of :mod:`rram.equations` as branches between nodes."""
     P = eq.P
     pol = P.polarity
-    state = eq.State(
-        v_cell=eq.let("v_cell", pol * (V("ti") - V("bi"))),
-        v_gap=eq.let("v_gap", pol * (V("tip") - V("bi"))),
-        x=eq.let("x", V("gap") * eq.NM),
-        w=eq.let("w", V("width") * eq.NM),
+    state = eq.guarded_state(
+        v_cell=pol * (V("ti") - V("bi")),
+        v_gap=pol * (V("tip") - V("bi")),
+        gap_nm=V("gap"),
+        width_nm=V("width"),
         dtemp=V("dtemp"),
     )
     t_safe, kt = eq.temperature(state)

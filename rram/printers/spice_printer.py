@@ -1,0 +1,185 @@
+"""Render the model to an ngspice subcircuit (no Verilog-A needed).
+
+Every branch becomes a B-source (``I = flow``) and, where it has a charge, a capacitor;
+the states live on internal nodes held by those capacitors.  Two intermediates, the
+local temperature and the gap drive voltage, are placed on internal nodes of their own
+(voltage-defined B-sources) so that no expression is repeated inside another, which
+keeps the B-source expressions a few hundred operations long.  The smooth building
+blocks are ``.func`` definitions inside the subcircuit.
+
+Sample of the output::
+
+    .subckt rram te be polarity=1.0 x0=3e-09 ...
+    .func rr_safe_exp(arg) {exp(min(arg, 80.0))*(1 + max(arg - 80.0, 0))}
+    Bt_safe t_safe 0 V = tfloor + 0.1*tfloor*rr_softplus(...)
+    Bbr_cf ti tip I = polarity*(...)
+    Cbr_x gap 0 1.0
+    .ends rram
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..expr import EXP_LIMIT, ZERO, Expr, diff, neg, symbols, walk
+from ..model import GROUND, Model, node_symbol
+from ..params import Card
+from .base import Dialect, _render
+from .format import format_number, wrap_spice
+
+#: Intermediates carried on internal nodes in the SPICE rendering (name -> unit).
+AUX_NODES: Mapping[str, str] = {
+    "v_drive": "V",
+    "ln_rate_vertical": "ln(m/s)",
+    "ln_rate_lateral": "ln(m/s)",
+    "ln_rate_release": "ln(m/s)",
+    "ln_rate_hop": "ln(m/s)",
+}
+
+#: Operations numparam evaluates in a ``.param`` expression (parameter-only
+#: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
+PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "ln", "sqrt"})
+
+HELPERS = (
+    (".func rr_safe_exp(arg) {exp(min(arg, " + repr(EXP_LIMIT) + "))*(1 + max(arg - "
+     + repr(EXP_LIMIT) + ", 0))}"),
+    ".func rr_softplus(arg) {max(arg, 0) + ln(1 + exp(-abs(arg)))}",
+    ".func rr_pos_sq(arg) {max(arg, 0)*max(arg, 0)}",
+)
+
+
+def _spice_symbol(name: str) -> str:
+    if name.startswith("n_"):
+        node = name[2:]
+        return "0" if node == GROUND else f"v({node})"
+    return name
+
+
+SPICE = Dialect("spice", number=format_number, symbol=_spice_symbol)
+
+
+@dataclass(frozen=True)
+class LinearCharge:
+    p: str
+    n: str
+    capacitance: Expr  # expression of parameters only
+
+
+def linear_charge(charge: Expr, p: str, n: str) -> LinearCharge | None:
+    """``charge`` as c·(V(p) − V(n)) with c independent of node voltages, or None if 0.
+
+    Raises ValueError for a charge that is not of that form (a printer cannot silently
+    change the equations)."""
+    if charge is ZERO:
+        return None
+    c = diff(charge, node_symbol(p))
+    touched = {s for s in symbols([charge]) if s.startswith("n_")}
+    ok = not any(s.startswith("n_") for s in symbols([c]))
+    ok = ok and touched <= {node_symbol(p), node_symbol(n)}
+    if n != GROUND:
+        ok = ok and diff(charge, node_symbol(n)) is neg(c)
+    if not ok:
+        raise ValueError(f"charge {charge!r} between {p} and {n} is not linear")
+    return LinearCharge(p, n, c)
+
+
+def _aux_lets(model: Model) -> dict[str, Expr]:
+    found: dict[str, Expr] = {}
+    for node in walk([b.flow for b in model.branches]):
+        if node.op == "let" and node.name in AUX_NODES:
+            found[node.name] = node
+    missing = set(AUX_NODES) - set(found)
+    if missing:
+        raise ValueError(f"auxiliary intermediates not found in the model: {sorted(missing)}")
+    return found
+
+
+def _hoist(roots: Sequence[Expr], params: set[str], taken: set[str]) -> list[tuple[str, Expr]]:
+    """Maximal parameter-only sub-expressions of ``roots`` (non-trivial), named."""
+    order = walk(roots)
+    only_params: dict[int, bool] = {}
+    for node in order:
+        if node.op == "num":
+            only_params[id(node)] = True
+        elif node.op == "sym":
+            only_params[id(node)] = node.name in params
+        else:
+            only_params[id(node)] = node.op in PARAM_OPS and all(
+                only_params[id(a)] for a in node.args)
+    hoisted: dict[int, tuple[str, Expr]] = {}
+    counter = 0
+
+    def consider(node: Expr) -> None:
+        nonlocal counter
+        if node.op in ("num", "sym") or not only_params[id(node)] or id(node) in hoisted:
+            return
+        if node.op == "neg" and node.args[0].op in ("num", "sym"):
+            return
+        base = node.name if node.op == "let" else f"hp{counter + 1}"
+        counter += 0 if node.op == "let" else 1
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        taken.add(name)
+        hoisted[id(node)] = (name, node)
+
+    for node in order:
+        if not only_params[id(node)]:
+            for child in node.args:
+                consider(child)
+    for r in roots:
+        consider(r)
+    return list(hoisted.values())
+
+
+def _param_line(model: Model, card: Card | None) -> list[str]:
+    values = card.values if card is not None else {p.name: p.default for p in model.parameters}
+    return [f"{p.name}={format_number(values[p.name])}" for p in model.parameters]
+
+
+def render_subckt(
+    model: Model,
+    card: Card | None = None,
+    *,
+    name: str = "rram",
+    expose: Sequence[str] = (),
+) -> str:
+    """The ``.subckt`` text.  ``expose`` lists internal nodes to make ports (for static
+    probing of the equations); parameter defaults come from ``card``."""
+    aux = _aux_lets(model)
+    ports = [*model.ports, *expose]
+    internal = [n.name for n in model.nodes if n.name not in expose]
+    roots = [node.args[0] for node in aux.values()] + [b.flow for b in model.branches]
+    charges = [(b, linear_charge(b.charge, b.p, b.n)) for b in model.branches]
+    roots += [q.capacitance for _, q in charges if q is not None]
+    taken = set(model.parameter_names) | set(model.node_names) | set(aux) | {"0"}
+    hoisted = _hoist(roots, set(model.parameter_names), taken)
+    names = {id(node): hname for hname, node in hoisted}
+    names.update({id(node): f"v({aux_name})" for aux_name, node in aux.items()})
+    out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
+           f"* auxiliary nodes: {', '.join(f'{k} ({v})' for k, v in AUX_NODES.items())}"]
+    out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
+    out.append("* parameter-only sub-expressions, evaluated once per instance")
+    for hname, node in hoisted:
+        out.append(f".param {hname} = {{{_render(node, SPICE, {}, True)[0]}}}")
+    out += HELPERS
+    out.append("* auxiliary nodes: intermediates shared by several branches")
+    for aux_name, node in aux.items():
+        expr = _render(node.args[0], SPICE, {k: v for k, v in names.items() if k != id(node)},
+                       True)[0]
+        out.append(f"B{aux_name} {aux_name} 0 V = {expr}")
+    out.append("* branches: flow p -> n (B-source) and linear charge (capacitor)")
+    for b, q in charges:
+        n = "0" if b.n == GROUND else b.n
+        if b.flow is not ZERO:
+            expr = _render(b.flow, SPICE, names, True)[0]
+            out.append(f"B{b.name} {b.p} {n} I = {expr}")
+        if q is not None:
+            cap = q.capacitance
+            value = (format_number(cap.value) if cap.op == "num"
+                     else _render(cap, SPICE, names, False)[0])
+            out.append(f"C{b.name} {b.p} {n} {value}")
+    out.append(f".ends {name}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,156 @@
+"""Render the model to a CMC-style Verilog-A module.
+
+Sections in CMC order: header, includes and the smooth-function macros, ports and
+internal nodes, named branches, parameters (each with a range, ``units`` and ``desc``,
+grouped by physics), operating-point outputs, and one ``analog`` block that computes the
+named intermediates as ``real`` variables and contributes flows and ``ddt`` of charges.
+No hidden state, no ``idt``, no events, no ``$bound_step``, no random functions.
+
+Sample of the output::
+
+    (* units="eV", desc="Vacancy-generation barrier, SET ..." *)
+    parameter real ea = 1.45 from [0.1:4.0];
+    ...
+    analog begin
+        v_cell = polarity*V(br_cell);
+        ...
+        I(br_gap) <+ polarity*i_gap;
+        I(br_x) <+ ddt(V(gap));
+    end
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..card import GROUPS
+from ..constants import KB_EV
+from ..expr import EXP_LIMIT, ZERO, Expr, walk
+from ..model import GROUND, Model
+from ..params import Card, Parameter
+from .base import Dialect, Schedule, _render
+from .format import format_number
+
+MACROS = (
+    f"`define SAFE_EXP(x) (exp(min((x), {EXP_LIMIT!r}))*(1.0 + max((x) - {EXP_LIMIT!r}, 0.0)))",
+    "`define SOFTPLUS(x) (max((x), 0.0) + ln(1.0 + exp(-abs(x))))",
+    "`define POS_SQ(x) (max((x), 0.0)*max((x), 0.0))",
+)
+
+KB_TEXT = format_number(KB_EV)
+
+
+def _va_number(v: float) -> str:
+    text = format_number(v)
+    return "(`P_K/`P_Q)" if text == KB_TEXT else text
+
+
+def _va_symbol(name: str) -> str:
+    if name.startswith("n_"):
+        node = name[2:]
+        return "0.0" if node == GROUND else f"V({node})"
+    return name
+
+
+VERILOGA = Dialect("veriloga", number=_va_number, symbol=_va_symbol)
+
+
+def _range(p: Parameter) -> str:
+    if p.choices:
+        lo, hi = min(p.choices), max(p.choices)
+        text = f"from [{format_number(lo)}:{format_number(hi)}]"
+        if len(p.choices) == 2:
+            text += f" exclude ({format_number(lo)}:{format_number(hi)})"
+        return text
+    lo = "(" if p.lower_open else "["
+    hi = ")" if p.upper_open else "]"
+    return f"from {lo}{format_number(p.lower)}:{format_number(p.upper)}{hi}"
+
+
+def _parameters(model: Model, card: Card | None) -> list[str]:
+    values = card.values if card is not None else {p.name: p.default for p in model.parameters}
+    out = []
+    for group, title in GROUPS:
+        members = [p for p in model.parameters if p.group == group]
+        if not members:
+            continue
+        out.append(f"    // --- {title}")
+        for p in members:
+            kind = ' type="instance",' if p.kind == "instance" else ""
+            desc = p.desc.replace('"', "'")
+            out.append(f'    (*{kind} units="{p.unit}", desc="{desc}" *)')
+            out.append(f"    parameter real {p.name} = {format_number(values[p.name])} "
+                       f"{_range(p)};")
+    return out
+
+
+def render_module(
+    model: Model,
+    card: Card | None = None,
+    *,
+    name: str = "rram",
+    expose: Sequence[str] = (),
+) -> str:
+    """The module text.  ``expose`` lists internal nodes to make ports (static probing)."""
+    ports = [*model.ports, *expose]
+    internal = [n for n in model.nodes if n.name not in expose]
+    roots: list[Expr] = [b.flow for b in model.branches] + [b.charge for b in model.branches]
+    roots += [o.expr for o in model.outputs]
+    reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
+    sched = Schedule(roots, reserved=reserved, prefix="t")
+    variables = [a.name for a in sched.assignments]
+    out = [
+        f"// {name}: filamentary RRAM compact model, ports {', '.join(ports)}.",
+        "// States on internal nodes: gap x (nm), CF width w (nm), temperature rise dT (K).",
+        "",
+        '`include "constants.vams"',
+        '`include "disciplines.vams"',
+        "",
+        "// Smooth building blocks (C1; identical in the numpy and ngspice renderings).",
+        *MACROS,
+        "",
+        f"module {name}({', '.join(ports)});",
+        "",
+        "    // --- Ports and internal nodes",
+        f"    inout {', '.join(ports)};",
+        f"    electrical {', '.join(ports)};",
+    ]
+    for node in internal:
+        out.append(f"    electrical {node.name};  // {node.desc} [{node.unit}]")
+    out += ["", "    // --- Named branches"]
+    for b in model.branches:
+        pair = b.p if b.n == GROUND else f"{b.p}, {b.n}"
+        out.append(f"    branch ({pair}) {b.name};  // {b.desc}")
+    out += ["", *_parameters(model, card), "", "    // --- Operating-point outputs"]
+    for o in model.outputs:
+        out.append(f'    (* desc="{o.desc}", units="{o.unit}" *) real {o.name};')
+    out += ["", "    // --- Intermediates"]
+    for i in range(0, len(variables), 8):
+        out.append("    real " + ", ".join(variables[i:i + 8]) + ";")
+    out += ["", "    analog begin"]
+    for a in sched.assignments:
+        out.append(f"        {a.name} = {sched.render(a.node, VERILOGA, top=True)};")
+    for o in model.outputs:
+        out.append(f"        {o.name} = {sched.render(o.expr, VERILOGA)};")
+    for b in model.branches:
+        terms = []
+        if b.flow is not ZERO:
+            terms.append(sched.render(b.flow, VERILOGA))
+        if b.charge is not ZERO:
+            terms.append(f"ddt({sched.render(b.charge, VERILOGA)})")
+        if terms:
+            out.append(f"        I({b.name}) <+ {' + '.join(terms)};")
+    out += ["    end", "", "endmodule", ""]
+    return "\n".join(out)
+
+
+def uses_only_va_functions(model: Model) -> bool:
+    """Every operation in the model has a Verilog-A spelling (the printer would raise)."""
+    from ..expr import FUNCTIONS
+
+    roots = [b.flow for b in model.branches] + [b.charge for b in model.branches]
+    return all(n.op in ("num", "sym", "let", "add", "sub", "mul", "div", "neg")
+               or FUNCTIONS[n.op].veriloga is not None for n in walk(roots))
+
+
+__all__ = ["_render", "render_module", "uses_only_va_functions"]
