@@ -248,7 +248,6 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     RESET also thins the CF (``kwr`` times the gap rate), so the width is not a ratchet.
     """
     x_field = let("x_field", sqrt(s.x * s.x + P.xeps * P.xeps))
-    af = let("af", P.a0 * P.f0)
     ln_af = let("ln_af", ln(P.a0) + ln(P.f0))
     ea = let("ea_eff", P.ea + P.dea)
 
