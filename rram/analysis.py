@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .engine.run import SimResult
 from .engine.static import read_resistance
 
 METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
@@ -41,15 +40,17 @@ def set_ramp_voltage(v: np.ndarray, i: np.ndarray, level: float) -> float:
 
 
 def loop_metrics(
-    res: SimResult,
+    res,
     v_read: float = 0.1,
 ) -> pd.DataFrame:
     """One row per device and cycle of a DC-loop simulation (see module docstring).
 
-    Uses the engine's per-segment events, resolved at the integrator's own steps, so the
-    metrics do not depend on the output grid: V_set is where |I| first reaches the
-    segment threshold (half the compliance by default), V_reset where the RESET ramp's
-    |I| peaks.
+    ``res`` is a result of any engine (:class:`~rram.engine.run.SimResult` or the ngspice
+    runner's): per-segment events with the stimulus, cards and status.  V_set is where
+    |I| first reaches the segment threshold (half the compliance), V_reset where the
+    RESET ramp's |I| peaks; both resolved at the simulator's own steps.  When the
+    stimulus has read pulses, R = V_cell/I at the end of their plateaus (measured by the
+    engine itself); otherwise the end states are read by the static solver at ``v_read``.
     """
     ev = res.events
     rows, lrs, hrs, cards = [], [], [], []
@@ -68,17 +69,23 @@ def loop_metrics(
             v_set = float(st.voltage(ev["tcross"][d, up])) if np.isfinite(
                 ev["tcross"][d, up]) else float("nan")
             v_reset = float(st.voltage(ev["timax"][d, down]))
-            lrs.append(ev["yend"][d, set_segs[-1], 4:6])
-            hrs.append(ev["yend"][d, reset_segs[-1], 4:6])
+            reads = segs[phases[segs] == "read"]
+            r_meas = [float(ev["vcell_end"][d, k] / ev["iend"][d, k]) for k in reads[1::3]]
+            lrs.append((ev["gap_end"][d, set_segs[-1]], ev["width_end"][d, set_segs[-1]]))
+            hrs.append((ev["gap_end"][d, reset_segs[-1]], ev["width_end"][d, reset_segs[-1]]))
             cards.append(res.cards[d])
-            rows.append([d, int(c), v_set, v_reset, np.nan, np.nan,
+            rows.append([d, int(c), v_set, v_reset,
+                         r_meas[0] if len(r_meas) == 2 else np.nan,
+                         r_meas[1] if len(r_meas) == 2 else np.nan,
                          float(ev["imax"][d, set_segs].max()), float(ev["imax"][d, down]),
                          tamb + float(ev["dtmax"][d, reset_segs].max())])
     df = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
-    if rows:
-        lrs_a, hrs_a = np.array(lrs), np.array(hrs)
-        df["r_lrs_ohm"] = read_resistance(cards, lrs_a[:, 0], lrs_a[:, 1], v_read)
-        df["r_hrs_ohm"] = read_resistance(cards, hrs_a[:, 0], hrs_a[:, 1], v_read)
+    missing = df["r_lrs_ohm"].isna().to_numpy()
+    if rows and missing.any():
+        lrs_a, hrs_a = np.array(lrs)[missing], np.array(hrs)[missing]
+        sel = [c for c, m in zip(cards, missing, strict=True) if m]
+        df.loc[missing, "r_lrs_ohm"] = read_resistance(sel, lrs_a[:, 0], lrs_a[:, 1], v_read)
+        df.loc[missing, "r_hrs_ohm"] = read_resistance(sel, hrs_a[:, 0], hrs_a[:, 1], v_read)
     return df
 
 

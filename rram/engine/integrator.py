@@ -321,14 +321,15 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
 @njit(**_NJ)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
-                     ev_timax, ev_tcross, ev_tmax, ev_yend):
+                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
     stop).  The run stops early when |device current| reaches ``i_stop``.
 
     Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
     the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
-    last unknown (the temperature rise) and the unknowns at the segment's end."""
+    last unknown (the temperature rise), the unknowns and the (signed) device current at
+    the segment's end."""
     n = y.shape[0]
     nseg = tp.shape[0] - 1
     F = np.zeros(n)
@@ -451,6 +452,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         if hit:
             for i in range(n):
                 ev_yend[k, i] = y[i]
+            ev_iend[k] = circuit_probe(kind, y, u, p)
             k += 1
             npts = 0
             if k < nseg:
@@ -472,14 +474,14 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 @njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND):
+                    TIMAX, TCROSS, TMAX, YEND, IEND):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
         STATUS[d] = integrate_device(kind, P[d], TP[d], VP[d], ICCP[d], VGATE[d], y, OUT_T[d],
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
-                                     TIMAX[d], TCROSS[d], TMAX[d], YEND[d])
+                                     TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -216,7 +216,8 @@ def simulate(
     Per stimulus segment the engine records events at its own steps (``events``): peak
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
     (``tcross``; default half of the segment's compliance), the peak temperature rise
-    (``dtmax``) and the unknowns at the segment's end (``yend``).  ``record=False``
+    (``dtmax``), the unknowns, cell voltage and device current at the segment's end
+    (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).
     """
     if circuit not in CIRCUIT_KINDS:
@@ -245,7 +246,7 @@ def simulate(
     thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
-          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan)}
+          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan)}
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
     status = np.zeros(n, np.int64)
@@ -262,7 +263,11 @@ def simulate(
                            opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
                            status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
                            ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
-                           ev["yend"][a:b])
+                           ev["yend"][a:b], ev["iend"][a:b])
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
+    ev["gap_end"] = ev["yend"][:, :, UNKNOWNS.index("gap")]
+    ev["width_end"] = ev["yend"][:, :, UNKNOWNS.index("width")]
+    mid = ev["yend"][:, :, UNKNOWNS.index("mid")]
+    ev["vcell_end"] = VP[:, 1:] - mid if circuit == "1t1r" else mid
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, ev)

@@ -96,12 +96,18 @@ def dc_loops(
     icc_reset: float = 10e-3,
     v_step: float = 2e-3,
     v_gate: float = 0.0,
+    reads: bool = False,
+    v_read: float = 0.1,
+    read_time: float = 10e-6,
+    read_edge: float = 1e-6,
 ) -> Stimulus:
     """Triangular DC loops 0 → v_set → 0 → v_reset → 0, repeated ``cycles`` times.
 
     ``rate`` is the sweep rate (V/s); ``v_step`` the output spacing in volts of sweep.
     ``v_set`` and ``v_reset`` must have opposite signs (either may be negative, for
-    devices that SET at negative bias).
+    devices that SET at negative bias).  With ``reads``, a read pulse of ``v_read`` (V)
+    follows each half cycle (edges ``read_edge``, plateau ``read_time``): the current at
+    the end of its plateau gives R_LRS and R_HRS as an instrument measures them.
     """
     v_set = _finite("v_set", v_set, nonzero=True)
     v_reset = _finite("v_reset", v_reset, nonzero=True)
@@ -113,21 +119,37 @@ def dc_loops(
     icc_set = _finite("icc_set", icc_set, positive=True)
     icc_reset = _finite("icc_reset", icc_reset, positive=True)
     v_step = _finite("v_step", v_step, positive=True)
+    v_read = _finite("v_read", v_read, nonzero=True)
+    read_time = _finite("read_time", read_time, positive=True)
+    read_edge = _finite("read_edge", read_edge, positive=True)
     if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
         raise InputError(f"cycles must be a positive integer, got {cycles!r}")
     if abs(v_set) > 20 or abs(v_reset) > 20:
         raise InputError("|v_set| and |v_reset| must be at most 20 V")
-    volts = [0.0]
-    for _ in range(cycles):
-        volts += [v_set, 0.0, v_reset, 0.0]
-    volts_a = np.array(volts)
-    times = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(volts_a)) / rate)])
-    n_seg = 4 * cycles
-    icc = np.array([icc_set, icc_set, icc_reset, icc_reset] * cycles)
-    cyc = np.repeat(np.arange(cycles), 4)
-    phases = ("set", "set", "reset", "reset") * cycles
-    assert icc.size == n_seg
-    return Stimulus(times, volts_a, icc, cyc, phases, _grid(times, v_step / rate), v_gate)
+    times, volts, icc, cyc, phases = [0.0], [0.0], [], [], []
+
+    def ramp(v: float, duration: float, i: float, c: int, phase: str) -> None:
+        times.append(times[-1] + duration)
+        volts.append(v)
+        icc.append(i)
+        cyc.append(c)
+        phases.append(phase)
+
+    for c in range(cycles):
+        for v_top, i, phase in ((v_set, icc_set, "set"), (v_reset, icc_reset, "reset")):
+            ramp(v_top, abs(v_top) / rate, i, c, phase)
+            ramp(0.0, abs(v_top) / rate, i, c, phase)
+            if reads:
+                ramp(v_read, read_edge, icc_reset, c, "read")
+                ramp(v_read, read_time, icc_reset, c, "read")
+                ramp(0.0, read_edge, icc_reset, c, "read")
+    t = np.array(times)
+    grid = _grid(t, v_step / rate)
+    if reads:  # the sweep grid is too coarse for the short read pulses
+        fine = [np.linspace(t[k], t[k + 1], 11) for k, ph in enumerate(phases) if ph == "read"]
+        grid = np.union1d(grid, np.concatenate(fine))
+    return Stimulus(t, np.array(volts), np.array(icc), np.array(cyc), tuple(phases), grid,
+                    v_gate)
 
 
 def pulse_train(

