@@ -31,6 +31,7 @@ from .expr import (
     ln,
     logistic,
     polarity_weight,
+    pos_sq,
     safe_exp,
     safe_sinh,
     smooth_abs0,
@@ -50,6 +51,9 @@ RATE_FLOOR = 1e-30
 #: Floor of the hopping drive Z·α_h·|V_g|/(x·kT) in the RESET hopping rate (see
 #: :func:`kinetics`); 1e-3 changes the rate only where the drive is below ~1e-2.
 HOP_FLOOR = 1e-3
+#: Rate constant of the guard-band recovery, 1/(nm·s): a state d nm outside its guard
+#: band returns at RECOVERY·d² nm/s (1 nm out: back within nanoseconds).
+RECOVERY = 1e9
 
 
 class Symbols:
@@ -81,6 +85,8 @@ class State:
     x: Expr
     w: Expr
     dtemp: Expr
+    x_recovery: Expr
+    w_recovery: Expr
 
 
 @dataclass(frozen=True)
@@ -121,18 +127,31 @@ def guarded_state(v_cell: Expr, v_gap: Expr, gap_nm: Expr, width_nm: Expr,
     [−xguard, l0 + xguard], w in [wmin/2, wcf + xguard] (and T, in :func:`temperature`).
     Voltages are not clipped: every conduction path stays monotone in its voltage (the
     exponentials continue linearly), so a guarded model has no spurious solutions.
+
+    The guards freeze the rates outside the band, so a state that an integrator pushes
+    out of it (BDF2 extrapolates a gap that closed in one step to −x_before/3) would stay
+    there.  ``x_recovery``/``w_recovery`` (nm/s) pull it back: −RECOVERY·d·|d| for a
+    distance d outside the band, exactly zero inside it (C¹, :func:`guard_recovery`).
     """
     xg = P.xguard / NM
-    x_nm = let("x_nm", soft_clip(gap_nm, -xg, P.l0 / NM + xg, 0.1 * xg))
-    w_nm = let("w_nm", soft_clip(width_nm, 0.5 * P.wmin / NM, P.wcf / NM + xg,
-                                 0.1 * P.wmin / NM))
+    x_lo, x_hi = -xg, P.l0 / NM + xg
+    w_lo, w_hi = 0.5 * P.wmin / NM, P.wcf / NM + xg
+    x_nm = let("x_nm", soft_clip(gap_nm, x_lo, x_hi, 0.1 * xg))
+    w_nm = let("w_nm", soft_clip(width_nm, w_lo, w_hi, 0.1 * P.wmin / NM))
     return State(
         v_cell=let("v_cell", v_cell),
         v_gap=let("v_gap", v_gap),
         x=let("x", x_nm * NM),
         w=let("w", w_nm * NM),
         dtemp=dtemp,
+        x_recovery=let("x_recovery", guard_recovery(gap_nm, x_lo, x_hi)),
+        w_recovery=let("w_recovery", guard_recovery(width_nm, w_lo, w_hi)),
     )
+
+
+def guard_recovery(value_nm: Expr, lo_nm: Expr, hi_nm: Expr) -> Expr:
+    """Rate (nm/s) that returns a state to its guard band [lo, hi]; zero inside it."""
+    return RECOVERY * (pos_sq(lo_nm - value_nm) - pos_sq(value_nm - hi_nm))
 
 
 def temperature(s: State) -> tuple[Expr, Expr]:

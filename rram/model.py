@@ -5,10 +5,12 @@ ngspice B-sources and capacitors, and Verilog-A contributions.  Each branch carr
 static flow ``p → n`` and a charge whose time derivative adds to that flow, which is the
 form all three targets share (``I(br) <+ flow + ddt(charge)``).
 
-State nodes are scaled to O(1): gap and width in nm, the temperature rise in K.  Their
-"currents" are rates (nm/s, or K for the thermal node scaled by ``rth``); each state has a
-weak anchor ``(state − initial)/thold`` that gives the DC operating point (the initial
-state) without ``uic`` and is negligible in any transient (physics.md, rules §3).
+State nodes hold the *change* of each state since its initial value, scaled to O(1):
+``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K).  Zero,
+every simulator's first guess, is therefore the DC operating point at rest, and each
+state's weak anchor ``dstate/thold`` makes it the unique one without ``uic`` (and is
+negligible in any transient; physics.md, rules §3).  Their "currents" are rates (nm/s,
+or K for the thermal node scaled by ``rth``).
 """
 
 from __future__ import annotations
@@ -90,8 +92,8 @@ def build_model() -> Model:
     state = eq.guarded_state(
         v_cell=pol * (V("ti") - V("bi")),
         v_gap=pol * (V("tip") - V("bi")),
-        gap_nm=V("gap"),
-        width_nm=V("width"),
+        gap_nm=P.x0 / eq.NM + V("dgap"),
+        width_nm=P.w0 / eq.NM + V("dwidth"),
         dtemp=V("dtemp"),
     )
     t_safe, kt = eq.temperature(state)
@@ -99,15 +101,14 @@ def build_model() -> Model:
     c = eq.conduction(state, t_safe)
     k = eq.kinetics(state, c.v_drive, kt, p_set, p_reset)
 
-    x0_nm = P.x0 / eq.NM
-    w0_nm = P.w0 / eq.NM
     nodes = (
         Node("ti", "electrical", "V", "top electrode, inside the top contact", ZERO),
         Node("bi", "electrical", "V", "bottom electrode, inside the bottom contact", ZERO),
         Node("tip", "electrical", "V", "CF tip: gap voltage is V(tip, bi) in the device frame",
              ZERO),
-        Node("gap", "electrical", "nm", "state: tunnelling gap x", x0_nm),
-        Node("width", "electrical", "nm", "state: CF width w", w0_nm),
+        Node("dgap", "electrical", "nm", "state: change of the gap since x0, x - x0", ZERO),
+        Node("dwidth", "electrical", "nm", "state: change of the CF width since w0, w - w0",
+             ZERO),
         Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO),
     )
     branches = (
@@ -117,10 +118,12 @@ def build_model() -> Model:
                "oxide leakage, shunt and parasitic capacitance"),
         Branch("br_cf", "ti", "tip", pol * c.i_cf, ZERO, "metallic CF body"),
         Branch("br_gap", "tip", "bi", pol * c.i_gap, ZERO, "gap: hopping and tip contact"),
-        Branch("br_x", "gap", GROUND, -k.dx_dt / eq.NM + (V("gap") - x0_nm) / P.thold,
-               V("gap"), "gap state: d(x)/dt = rate"),
-        Branch("br_w", "width", GROUND, -k.dw_dt / eq.NM + (V("width") - w0_nm) / P.thold,
-               V("width"), "width state: d(w)/dt = rate"),
+        Branch("br_x", "dgap", GROUND,
+               -(k.dx_dt / eq.NM + state.x_recovery) + V("dgap") / P.thold,
+               V("dgap"), "gap state: d(x)/dt = rate"),
+        Branch("br_w", "dwidth", GROUND,
+               -(k.dw_dt / eq.NM + state.w_recovery) + V("dwidth") / P.thold,
+               V("dwidth"), "width state: d(w)/dt = rate"),
         Branch("br_th", "dtemp", GROUND, V("dtemp") - P.rth * c.power,
                P.rth * P.cth * V("dtemp"), "thermal RC, scaled by rth"),
     )

@@ -48,7 +48,8 @@ def operating_points(draw):
     gap = draw(st.floats(0, l0 * 1e9))
     width = draw(st.floats(wmin * 1e9, wcf * 1e9))
     temp = draw(st.floats(200, 600))
-    nodes = [v[0], 0.0, v[0] * 0.99, v[1] * 0.01, v[2], gap, width, temp - tamb]
+    x0, w0 = (p[NAMES.index(n)] * 1e9 for n in ("x0", "w0"))
+    nodes = [v[0], 0.0, v[0] * 0.99, v[1] * 0.01, v[2], gap - x0, width - w0, temp - tamb]
     return nodes, p
 
 
@@ -97,7 +98,8 @@ def test_jacobian_is_continuous_across_zero_bias(gap_nm):
 
     def at(v):
         env = dict(card.values)
-        env.update(dict(zip(syms, [v, 0.0, v * 0.99, v * 0.001, v * 0.5, gap_nm, 2.0, 1.0],
+        env.update(dict(zip(syms, [v, 0.0, v * 0.99, v * 0.001, v * 0.5,
+                                   gap_nm - card["x0"] * 1e9, 2.0 - card["w0"] * 1e9, 1.0],
                             strict=True)))
         return np.array(E.evaluate(flat, env))
 
@@ -117,7 +119,8 @@ def test_jacobian_is_continuous_through_the_contact(v):
 
     def at(gap):
         env = dict(card.values)
-        env.update(dict(zip(syms, [v, 0.0, v * 0.99, v * 0.001, v * 0.3, gap, 2.0, 10.0],
+        env.update(dict(zip(syms, [v, 0.0, v * 0.99, v * 0.001, v * 0.3,
+                                   gap - card["x0"] * 1e9, 2.0 - card["w0"] * 1e9, 10.0],
                             strict=True)))
         return np.array(E.evaluate(flat, env))
 

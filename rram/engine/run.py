@@ -17,12 +17,13 @@ from ..card import PARAMETER_NAMES, default_card
 from ..circuits import CIRCUIT_PARAMETERS
 from ..errors import ConvergenceError, InputError
 from ..generate import CIRCUIT_KINDS
+from ..equations import NM
 from ..params import Card
 from .jit import integrator as ig
 from .stimulus import Stimulus
 
 #: Unknowns of every engine circuit, in kernel order.
-UNKNOWNS = ("mid", "ti", "bi", "tip", "gap", "width", "dtemp")
+UNKNOWNS = ("mid", "ti", "bi", "tip", "dgap", "dwidth", "dtemp")
 COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
            "width_nm", "temperature_K")
 
@@ -115,8 +116,8 @@ class SimResult:
             "v_applied_V": v_app,
             "v_cell_V": v_te - v_be,
             "current_A": (v_te - ti) / rtop,
-            "gap_nm": y[:, 4],
-            "width_nm": y[:, 5],
+            "gap_nm": self.cards[d]["x0"] / NM + y[:, 4],
+            "width_nm": self.cards[d]["w0"] / NM + y[:, 5],
             "temperature_K": tamb + y[:, 6],
         }
 
@@ -184,12 +185,13 @@ def _pad(stimuli: Sequence[Stimulus]):
 
 
 def initial_guess(p: np.ndarray) -> np.ndarray:
-    """Unknowns at rest: nodes at 0 V, states at x0, w0, no heating."""
-    y0 = np.zeros((p.shape[0], len(UNKNOWNS)))
-    ix0, iw0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
-    y0[:, 4] = p[:, ix0] / 1e-9
-    y0[:, 5] = p[:, iw0] / 1e-9
-    return y0
+    """Unknowns at rest: nodes at 0 V, states at x0, w0 (zero change), no heating."""
+    return np.zeros((p.shape[0], len(UNKNOWNS)))
+
+
+def state_offsets(cards: Sequence[Card]) -> np.ndarray:
+    """(N, 2) initial gap and width (nm): the state nodes hold the change from these."""
+    return np.array([[c["x0"] / NM, c["w0"] / NM] for c in cards], float).reshape(-1, 2)
 
 
 def simulate(
@@ -266,8 +268,9 @@ def simulate(
                            ev["yend"][a:b], ev["iend"][a:b])
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
-    ev["gap_end"] = ev["yend"][:, :, UNKNOWNS.index("gap")]
-    ev["width_end"] = ev["yend"][:, :, UNKNOWNS.index("width")]
+    x0w0 = state_offsets(card_list)
+    ev["gap_end"] = x0w0[:, :1] + ev["yend"][:, :, UNKNOWNS.index("dgap")]
+    ev["width_end"] = x0w0[:, 1:] + ev["yend"][:, :, UNKNOWNS.index("dwidth")]
     mid = ev["yend"][:, :, UNKNOWNS.index("mid")]
     ev["vcell_end"] = VP[:, 1:] - mid if circuit == "1t1r" else mid
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, ev)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..card import PARAMETER_NAMES
 from ..circuits import CIRCUIT_PARAMETERS
+from ..equations import NM
 from ..errors import ConvergenceError
 from ..generate import CIRCUIT_KINDS
 from ..params import Card
@@ -51,8 +52,8 @@ def solve_static(
     Y[:, 0] = v
     Y[:, 1] = v
     Y[:, 3] = 0.5 * v
-    Y[:, 4] = gap
-    Y[:, 5] = width
+    Y[:, 4] = gap - P[:, PARAMETER_NAMES.index("x0")] / NM  # state nodes hold the change
+    Y[:, 5] = width - P[:, PARAMETER_NAMES.index("w0")] / NM
     frozen = np.array([False, False, False, False, True, True, False])
     atol = np.array([1e-9] * 4 + [1e-6] * 2 + [1e-6])
     lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])

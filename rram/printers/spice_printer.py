@@ -179,7 +179,7 @@ def render_subckt(
         if q is not None:
             cap = q.capacitance
             value = (format_number(cap.value) if cap.op == "num"
-                     else _render(cap, SPICE, names, False)[0])
+                     else "{" + _render(cap, SPICE, names, False)[0] + "}")
             out.append(f"C{b.name} {b.p} {n} {value}")
     out.append(f".ends {name}")
     return "\n".join(out) + "\n"

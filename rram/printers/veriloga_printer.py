@@ -15,7 +15,7 @@ Sample of the output::
         v_cell = polarity*V(br_cell);
         ...
         I(br_gap) <+ polarity*i_gap;
-        I(br_x) <+ ddt(V(gap));
+        I(br_x) <+ ddt(V(dgap));
     end
 """
 

@@ -1,0 +1,181 @@
+"""Run testbenches in ngspice (subcircuit or OSDI model) and return engine results.
+
+:func:`simulate_spice` takes the same arguments as :func:`rram.engine.run.simulate` and
+returns the same :class:`~rram.engine.run.SimResult`, so ``frame()``,
+:func:`rram.analysis.loop_metrics` and every plot work unchanged whichever engine ran.
+Per-segment events (peak current, threshold crossing, end states) are computed from
+ngspice's own time points, as the Python engine computes them from its steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..circuits import CIRCUIT_PARAMETERS
+from ..engine.jit import integrator as ig
+from ..equations import NM
+from ..engine.run import UNKNOWNS, SimResult, _as_cards, _circuit_matrix
+from ..engine.stimulus import Stimulus
+from ..errors import ConvergenceError, InputError
+from ..generate import CIRCUIT_KINDS
+from ..params import Card
+from . import models
+from .ngspice import NgspiceSession
+from .testbench import ModelRef, Testbench
+
+#: Engine name -> model rendering.
+ENGINE_MODELS = {"ngspice": "subckt", "veriloga": "osdi"}
+
+
+@dataclass(frozen=True)
+class SpiceOptions:
+    """``tmax`` caps ngspice's step (s; default :attr:`Testbench.step_max`);
+    ``tmax_scale`` multiplies whichever cap applies (time-step convergence studies)."""
+
+    tmax: float | None = None
+    tmax_scale: float = 1.0
+    spice_options: Mapping[str, float | str] = field(default_factory=dict)
+
+
+def model_ref(model: str) -> ModelRef:
+    """The compiled/rendered model file for ``model`` (``subckt`` or ``osdi``)."""
+    if model == "subckt":
+        return ModelRef("subckt", str(models.subckt_library()))
+    if model == "osdi":
+        return ModelRef("osdi", str(models.osdi_module()), in_deck_osdi=False)
+    raise InputError(f"model {model!r} is not one of subckt, osdi")
+
+
+def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
+                   states: np.ndarray, stimulus: Stimulus,
+                   thresholds: np.ndarray) -> dict[str, np.ndarray]:
+    """Per-segment events from waveforms sampled at the simulator's time points.
+
+    ``states`` columns are gap (nm), width (nm) and temperature rise (K).  Segment
+    boundaries are breakpoints of every simulator, so end values are exact samples.
+    """
+    tb = stimulus.times
+    nseg = tb.size - 1
+    ev = {k: np.full(nseg, np.nan) for k in
+          ("imax", "timax", "tcross", "dtmax", "gap_end", "width_end", "vcell_end", "iend")}
+    a = np.abs(current)
+    for k in range(nseg):
+        lo = np.searchsorted(t, tb[k], side="left")
+        hi = np.searchsorted(t, tb[k + 1], side="right")
+        if hi <= lo:
+            continue
+        seg = slice(lo, hi)
+        j = lo + int(np.argmax(a[seg]))
+        ev["imax"][k], ev["timax"][k] = a[j], t[j]
+        ev["dtmax"][k] = float(np.max(states[seg, 2]))
+        above = np.flatnonzero(a[seg] >= thresholds[k])
+        if above.size:
+            m = lo + int(above[0])
+            if m == lo:
+                ev["tcross"][k] = t[m]
+            else:
+                f = (thresholds[k] - a[m - 1]) / (a[m] - a[m - 1])
+                ev["tcross"][k] = t[m - 1] + f * (t[m] - t[m - 1])
+        end = hi - 1
+        ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
+        ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
+    return ev
+
+
+def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus) -> np.ndarray:
+    """Waveforms on the stimulus output grid, in the Python engine's unknown layout."""
+    ts = st.sample_times
+
+    def at(x):
+        return np.interp(ts, t, x)
+
+    y = np.empty((ts.size, len(UNKNOWNS)))
+    v_te, v_be, i = at(wave["v_te"]), at(wave["v_be"]), at(wave["current"])
+    y[:, UNKNOWNS.index("mid")] = at(wave["mid"])
+    y[:, UNKNOWNS.index("ti")] = v_te - i * card["rtop"]
+    y[:, UNKNOWNS.index("bi")] = v_be + i * card["rbot"]
+    y[:, UNKNOWNS.index("tip")] = np.nan_to_num(y[:, UNKNOWNS.index("bi")])
+    for name in ("dgap", "dwidth", "dtemp"):
+        y[:, UNKNOWNS.index(name)] = at(wave[name])
+    return y
+
+
+def simulate_spice(
+    circuit: str,
+    stimuli: Stimulus | Sequence[Stimulus],
+    cards: Card | Sequence[Card] | None = None,
+    circuit_params: Mapping[str, object] | None = None,
+    model: str = "osdi",
+    options: SpiceOptions | None = None,
+    n_devices: int | None = None,
+    progress: bool = False,
+    thresholds: np.ndarray | None = None,
+) -> SimResult:
+    """Simulate each device in ngspice; see :func:`rram.engine.run.simulate`.
+
+    A device that does not converge gets a failure status and its time (see
+    :meth:`SimResult.raise_on_failure`, which raises the typed
+    :class:`~rram.errors.ConvergenceError`); other ngspice errors raise at once.
+    """
+    if circuit not in CIRCUIT_KINDS:
+        raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    opts = options or SpiceOptions()
+    if isinstance(stimuli, Stimulus):
+        n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
+        stimuli = [stimuli] * n
+    stimuli = list(stimuli)
+    n = len(stimuli)
+    if n == 0:
+        raise InputError("no devices to simulate")
+    card_list = _as_cards(cards, n)
+    cp = _circuit_matrix(circuit_params, n)
+    names = [p.name for p in CIRCUIT_PARAMETERS]
+    ref = model_ref(model)
+    session = NgspiceSession.get()
+    if ref.kind == "osdi":
+        session.load_osdi(ref.path)
+    nseg_max = max(s.times.size - 1 for s in stimuli)
+    keys = ("imax", "timax", "tcross", "dtmax", "gap_end", "width_end", "vcell_end", "iend")
+    events = {k: np.full((n, nseg_max), np.nan) for k in keys}
+    status = np.zeros(n, np.int64)
+    stats = np.zeros((n, ig.N_STATS))
+    samples: list[np.ndarray] = []
+    devices = range(n)
+    if progress:
+        from tqdm import tqdm
+
+        devices = tqdm(devices, unit="device", desc=f"ngspice {model} {circuit}")
+    for d in devices:
+        st, card = stimuli[d], card_list[d]
+        params = dict(zip(names, cp[d], strict=True))
+        tb = Testbench(circuit, st, card, params, ref)
+        tmax = (opts.tmax if opts.tmax is not None else tb.step_max) * opts.tmax_scale
+        tb = Testbench(circuit, st, card, params, ref, tmax=tmax, options=opts.spice_options)
+        vec = {k: v for k, v in tb.vectors.items() if v != "0"}
+        try:
+            run = session.run(tb.render(), vec.values())
+        except ConvergenceError as err:
+            status[d] = ig.STEP_TOO_SMALL
+            stats[d, ig.STAT_FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
+            samples.append(np.full((st.sample_times.size, len(UNKNOWNS)), np.nan))
+            continue
+        wave = {k: run.vectors[v] for k, v in vec.items()}
+        t = wave["time"]
+        wave.setdefault("v_be", np.zeros_like(t))
+        vcell = wave["v_te"] - wave["v_be"]
+        states = np.column_stack([card["x0"] / NM + wave["dgap"],
+                                  card["w0"] / NM + wave["dwidth"], wave["dtemp"]])
+        thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
+            thresholds, (n, st.icc.size))[d]
+        ev = segment_events(t, wave["current"], vcell, states, st, thr)
+        for k in keys:
+            events[k][d, : st.icc.size] = ev[k]
+        stats[d, ig.STAT_STEPS] = t.size
+        samples.append(_samples(t, wave, card, st))
+    meta = {"engine": {"subckt": "ngspice", "osdi": "veriloga"}[ref.kind],
+            "ngspice_version": session.version, "model_path": ref.path}
+    return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, events, meta)
+
