@@ -50,7 +50,9 @@ CIRCUIT_PARAMETERS: tuple[Parameter, ...] = (
     _p("rs", 1e-3, "Ohm", "Series resistance (series circuit, resistor)", 1e-6, 1e9),
     _p("gsrc", 0.1, "S", "Output conductance of the compliance source below its limit",
        1e-3, 1e6),
-    _p("cd", 0.0, "F", "Capacitance from the middle node to ground", 0.0, 1e-9),
+    # Every real node has some capacitance; without it the node is algebraic and the
+    # abrupt SET makes it stiff for SPICE's Newton.
+    _p("cd", 1e-15, "F", "Capacitance from the middle node to ground", 0.0, 1e-9),
     _p("kp", 60e-6, "A/V^2", "NMOS transconductance parameter", 1e-7, 1e-2),
     _p("wl", 10.0, "", "NMOS W/L", 0.1, 1e4),
     _p("vto", 0.7, "V", "NMOS threshold voltage", -2.0, 3.0),

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .constants import KB_EV, PI
 from .expr import (
+    ZERO,
     Expr,
     asinh,
     ln,
@@ -128,10 +129,12 @@ def guarded_state(v_cell: Expr, v_gap: Expr, gap_nm: Expr, width_nm: Expr,
     Voltages are not clipped: every conduction path stays monotone in its voltage (the
     exponentials continue linearly), so a guarded model has no spurious solutions.
 
-    The guards freeze the rates outside the band, so a state that an integrator pushes
-    out of it (BDF2 extrapolates a gap that closed in one step to −x_before/3) would stay
-    there.  ``x_recovery``/``w_recovery`` (nm/s) pull it back: −RECOVERY·d·|d| for a
-    distance d outside the band, exactly zero inside it (C¹, :func:`guard_recovery`).
+    The windows of :func:`kinetics` stop the rates at the physical bounds (x in [0, l0],
+    w in [wmin, wcf]), so a state that an integrator pushes past a bound (BDF2
+    extrapolates a gap that closed in one step to about −x_before/3) would stay there, and
+    each engine would park it somewhere else.  ``x_recovery``/``w_recovery`` (nm/s) pull
+    it back: RECOVERY·d² for a distance d beyond the bound, exactly zero inside the range
+    (C¹, :func:`guard_recovery`).
     """
     xg = P.xguard / NM
     x_lo, x_hi = -xg, P.l0 / NM + xg
@@ -144,13 +147,13 @@ def guarded_state(v_cell: Expr, v_gap: Expr, gap_nm: Expr, width_nm: Expr,
         x=let("x", x_nm * NM),
         w=let("w", w_nm * NM),
         dtemp=dtemp,
-        x_recovery=let("x_recovery", guard_recovery(gap_nm, x_lo, x_hi)),
-        w_recovery=let("w_recovery", guard_recovery(width_nm, w_lo, w_hi)),
+        x_recovery=let("x_recovery", guard_recovery(gap_nm, ZERO, P.l0 / NM)),
+        w_recovery=let("w_recovery", guard_recovery(width_nm, P.wmin / NM, P.wcf / NM)),
     )
 
 
 def guard_recovery(value_nm: Expr, lo_nm: Expr, hi_nm: Expr) -> Expr:
-    """Rate (nm/s) that returns a state to its guard band [lo, hi]; zero inside it."""
+    """Rate (nm/s) that returns a state to its range [lo, hi]; zero inside it."""
     return RECOVERY * (pos_sq(lo_nm - value_nm) - pos_sq(value_nm - hi_nm))
 
 
