@@ -26,9 +26,76 @@ def render_kernels() -> str:
     return render_module(MODEL, [build_circuit(k) for k in CIRCUIT_KINDS])
 
 
+def render_subckt_library() -> str:
+    from .printers.spice_printer import render_subckt
+
+    return render_subckt(MODEL)
+
+
+def render_veriloga() -> str:
+    from .printers.veriloga_printer import render_module
+
+    return render_module(MODEL)
+
+
+def render_testbench(kind: str) -> str:
+    from .spice.decks import build
+    from .spice.testbench import ModelRef
+
+    return build(kind, model=ModelRef("subckt", "../ngspice/rram.lib"),
+                 print_results=True).render()
+
+
+def render_netlists_readme() -> str:
+    from .spice.decks import KINDS, SETTINGS
+
+    rows = "\n".join(f"| `testbenches/{k}.cir` | " + "; ".join(
+        f"{n} = {v[0]:g}" for n, v in SETTINGS[k].items()) + " |" for k in KINDS)
+    return NETLISTS_README.format(rows=rows)
+
+
+NETLISTS_README = """# Generated netlists
+
+Everything in this folder is rendered by `rram generate` from the model equations
+(`rram/equations.py`) and the default card; do not edit it by hand
+(`tests/test_generated.py` fails on any difference).
+
+| file | what |
+|---|---|
+| `ngspice/rram.lib` | `.subckt rram te be` with every card parameter as an instance parameter (B-sources, no Verilog-A needed) |
+| `veriloga/rram.va` | CMC-style Verilog-A module `rram (te, be)`; compile with `openvaf-r rram.va` and load the `.osdi` in ngspice with `pre_osdi` |
+| `testbenches/*.cir` | standalone decks using the subcircuit: run with `ngspice -b FILE` |
+
+Testbench settings (change them with `rram netlist KIND --set NAME=VALUE --out FILE`,
+which also writes OSDI decks with `--model osdi --model-path FILE.osdi`):
+
+| deck | settings |
+|---|---|
+{rows}
+
+Decks use `.options klu method=gear`: Gear (BDF2) is L-stable, while trapezoidal
+integration rings on the ~10 ps thermal node and on the stiff SET.  For reference-grade
+accuracy of fast transients (overshoot), tighten `reltol` (e.g. `--option reltol=1e-6
+--option chgtol=1e-18 --option abstol=1e-15`).
+"""
+
+
 def artefacts() -> dict[Path, Callable[[], str]]:
     """Generated file path -> function rendering its content."""
-    return {PACKAGE_DIR / "_kernels.py": render_kernels}
+    from functools import partial
+
+    from .spice.decks import KINDS
+
+    netlists = REPO_DIR / "netlists"
+    out: dict[Path, Callable[[], str]] = {
+        PACKAGE_DIR / "_kernels.py": render_kernels,
+        netlists / "ngspice" / "rram.lib": render_subckt_library,
+        netlists / "veriloga" / "rram.va": render_veriloga,
+        netlists / "README.md": render_netlists_readme,
+    }
+    for kind in KINDS:
+        out[netlists / "testbenches" / f"{kind}.cir"] = partial(render_testbench, kind)
+    return out
 
 
 def write_all() -> list[Path]:

@@ -65,9 +65,13 @@ def run_sweep(spec: SweepSpec, card: Card | None = None, engine: str = "python")
     stim = dc_loops(spec.v_set, spec.v_reset, spec.rate, spec.cycles,
                     icc_set=icc if math.isfinite(icc) else 1.0, icc_reset=max(10e-3, 10 * icc)
                     if math.isfinite(icc) else 1.0, v_step=spec.v_step)
-    if engine != "python":
-        raise InputError(f"engine {engine!r} is not available in this build; use --engine python")
-    res = simulate(kind, stim, cards=card, circuit_params=params)
+    if engine == "python":
+        res = simulate(kind, stim, cards=card, circuit_params=params)
+    else:
+        from .spice import ENGINE_MODELS, simulate_spice
+
+        res = simulate_spice(kind, stim, cards=card, circuit_params=params,
+                             model=ENGINE_MODELS[engine])
     res.raise_on_failure()
     return res
 

@@ -52,6 +52,11 @@ class Options:
     max_steps: int = 200_000
     chunk: int = 2048
 
+    @classmethod
+    def tight(cls, **kw) -> Options:
+        """Reference-grade tolerances (equivalence tests, fast overshoot transients)."""
+        return cls(rtol=1e-6, chgtol=1e-17, atol_nm=1e-6, **kw)
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         atol = np.array([self.atol_v] * 4 + [self.atol_nm] * 2 + [self.atol_k])
         errkind = np.array([1, 1, 1, 1, 0, 0, 0], np.int64)

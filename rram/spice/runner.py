@@ -39,6 +39,15 @@ class SpiceOptions:
     tmax_scale: float = 1.0
     spice_options: Mapping[str, float | str] = field(default_factory=dict)
 
+    @classmethod
+    def tight(cls, **kw) -> SpiceOptions:
+        """Reference-grade tolerances (equivalence tests, fast overshoot transients)."""
+        return cls(spice_options=dict(TIGHT_SPICE_OPTIONS), **kw)
+
+
+#: ngspice tolerances at which its answers stop moving (see tests/test_spice_transient.py).
+TIGHT_SPICE_OPTIONS = {"reltol": 1e-6, "chgtol": 1e-18, "abstol": 1e-15}
+
 
 def model_ref(model: str) -> ModelRef:
     """The compiled/rendered model file for ``model`` (``subckt`` or ``osdi``)."""

@@ -119,12 +119,13 @@ class Testbench:
 
     @property
     def step_max(self) -> float:
-        """The step cap: ``tmax`` if given, else the larger of half the shortest stimulus
-        segment and 1/2000 of the stimulus (the error control does the rest)."""
+        """The step cap: ``tmax`` if given, else 1/200 of the stimulus (and at most 1/10
+        of its longest segment).  Accuracy comes from the error control; the cap only
+        keeps ngspice from striding over a slow ramp."""
         if self.tmax is not None:
             return float(self.tmax)
         t = self.stimulus.times
-        return float(max(min(t[1:] - t[:-1]) / 2, (t[-1] - t[0]) / 2000))
+        return float(min((t[-1] - t[0]) / 200, max(t[1:] - t[:-1]) / 10))
 
     # Rendering -------------------------------------------------------------------
     def _params(self) -> dict[str, str]:
