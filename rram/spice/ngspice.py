@@ -9,10 +9,12 @@ It owns every PySpice trap so nothing else has to know them:
   ``SIMULATION_TYPE`` table (the vector-type layout has not changed since 34), so there
   is no "Unsupported Ngspice version" warning.
 * **Output classification.** PySpice treats any stderr line that does not start with
-  "Warning:" as an error (ngspice ≥ 42 prints "Using SPARSE …", gmin stepping prints
-  "Note: …").  Commands here go through the shared library directly and the messages are
-  classified by :func:`classify`; real errors become typed exceptions carrying the
-  analysis and the time (:class:`NgspiceError`, :class:`~rram.errors.ConvergenceError`).
+  "Warning:" as an error and logs it (ngspice ≥ 42 prints "Using SPARSE …", gmin stepping
+  prints "Note: …").  The output callback is replaced by one that only collects the lines;
+  commands go through the shared library directly and the lines are classified by
+  :func:`classify`: real errors become typed exceptions carrying the analysis and the time
+  (:class:`NgspiceError`, :class:`~rram.errors.ConvergenceError`), the rest is kept in
+  :attr:`RunResult.messages`.
 * **Threads.** ``set num_threads=1``: ngspice 46 parallelises OSDI evaluation with
   OpenMP, which starves on a loaded 2-core machine.
 * **Memory.** Each run is loaded with ``ngSpice_Circ`` and removed with ``remcirc`` and
@@ -123,7 +125,7 @@ class NgspiceSession:
         Shared.NgSpiceShared.LIBRARY_PATH = library
         self._register_version(SIMULATION_TYPE)
         self._ffi = Shared.ffi
-        self._ng = Shared.NgSpiceShared.new_instance()
+        self._ng = _quiet_shared_class(Shared).new_instance()
         self._lib = self._ng._ngspice_shared
         self.version = int(self._ng._ngspice_version)
         self._loaded_osdi: set[str] = set()
@@ -237,6 +239,25 @@ class NgspiceSession:
         for cmd in (b"destroy all", b"remcirc"):
             self._lib.ngSpice_Command(cmd)
         self._collect()
+
+
+def _quiet_shared_class(Shared):
+    """PySpice's shared-library class with an output callback that only collects.
+
+    The stock callback logs every stderr line as an error (or a warning) and flags an
+    error for "Using SPARSE ..." and "Note: ..." lines; here the lines are kept for
+    :func:`classify`, which decides what an error is.
+    """
+
+    class QuietShared(Shared.NgSpiceShared):
+        @staticmethod
+        def _send_char(message_c, ngspice_id, user_data):
+            self = Shared.ffi.from_handle(user_data)
+            prefix, _, content = Shared.ffi_string_utf8(message_c).partition(" ")
+            (self._stderr if prefix == "stderr" else self._stdout).append(content)
+            return 0
+
+    return QuietShared
 
 
 def _alias(name: str) -> str:

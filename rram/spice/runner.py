@@ -33,11 +33,14 @@ ENGINE_MODELS = {"ngspice": "subckt", "veriloga": "osdi"}
 @dataclass(frozen=True)
 class SpiceOptions:
     """``tmax`` caps ngspice's step (s; default :attr:`Testbench.step_max`);
-    ``tmax_scale`` multiplies whichever cap applies (time-step convergence studies)."""
+    ``tmax_scale`` multiplies whichever cap applies (time-step convergence studies).
+    A device that ends in "timestep too small" is rerun with the cap times each of
+    ``retry_scales`` in turn (``()`` disables retries); ``meta["retries"]`` counts them."""
 
     tmax: float | None = None
     tmax_scale: float = 1.0
     spice_options: Mapping[str, float | str] = field(default_factory=dict)
+    retry_scales: tuple[float, ...] = (0.3, 0.07)
 
     @classmethod
     def tight(cls, **kw) -> SpiceOptions:
@@ -112,6 +115,30 @@ def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus) -> np.nda
     return y
 
 
+def _run_with_retries(session, circuit, st, card, params, ref, opts):
+    """(waveforms, retries used): the deck at the step cap, then at each retry scale.
+
+    ngspice does not return to the last converged point after a failed Newton iteration
+    (it cuts the step from the failed iterate), so a rare step sequence through the
+    abrupt SET ends in "timestep too small"; another step cap takes another sequence.
+    """
+    cap = opts.tmax if opts.tmax is not None else Testbench(circuit, st, card, params,
+                                                            ref).step_max
+    scales = (1.0, *opts.retry_scales)
+    for attempt, scale in enumerate(scales):
+        tb = Testbench(circuit, st, card, params, ref, tmax=cap * opts.tmax_scale * scale,
+                       options=opts.spice_options)
+        vec = {k: v for k, v in tb.vectors.items() if v != "0"}
+        try:
+            run = session.run(tb.render(), vec.values())
+        except ConvergenceError:
+            if attempt == len(scales) - 1:
+                raise
+            continue
+        return {k: run.vectors[v] for k, v in vec.items()}, attempt
+    raise AssertionError("unreachable")
+
+
 def simulate_spice(
     circuit: str,
     stimuli: Stimulus | Sequence[Stimulus],
@@ -152,6 +179,7 @@ def simulate_spice(
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, ig.N_STATS))
     samples: list[np.ndarray] = []
+    retries = np.zeros(n, np.int64)
     devices = range(n)
     if progress:
         from tqdm import tqdm
@@ -160,18 +188,14 @@ def simulate_spice(
     for d in devices:
         st, card = stimuli[d], card_list[d]
         params = dict(zip(names, cp[d], strict=True))
-        tb = Testbench(circuit, st, card, params, ref)
-        tmax = (opts.tmax if opts.tmax is not None else tb.step_max) * opts.tmax_scale
-        tb = Testbench(circuit, st, card, params, ref, tmax=tmax, options=opts.spice_options)
-        vec = {k: v for k, v in tb.vectors.items() if v != "0"}
         try:
-            run = session.run(tb.render(), vec.values())
+            wave, retries[d] = _run_with_retries(session, circuit, st, card, params, ref, opts)
         except ConvergenceError as err:
             status[d] = ig.STEP_TOO_SMALL
+            retries[d] = len(opts.retry_scales)
             stats[d, ig.STAT_FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
             samples.append(np.full((st.sample_times.size, len(UNKNOWNS)), np.nan))
             continue
-        wave = {k: run.vectors[v] for k, v in vec.items()}
         t = wave["time"]
         wave.setdefault("v_be", np.zeros_like(t))
         vcell = wave["v_te"] - wave["v_be"]
@@ -185,6 +209,6 @@ def simulate_spice(
         stats[d, ig.STAT_STEPS] = t.size
         samples.append(_samples(t, wave, card, st))
     meta = {"engine": {"subckt": "ngspice", "osdi": "veriloga"}[ref.kind],
-            "ngspice_version": session.version, "model_path": ref.path}
+            "ngspice_version": session.version, "model_path": ref.path, "retries": retries}
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, events, meta)
 

@@ -1,0 +1,137 @@
+"""Variation of card parameters: device-to-device (D2D) and cycle-to-cycle (C2C).
+
+Variation is carried by parameters drawn outside the model (physics.md §11): the model
+stays deterministic and every engine simulates exactly the same samples.  A
+:class:`VariationSpec` lists, per parameter and kind, a distribution:
+
+* ``normal``: an additive offset with standard deviation ``sigma`` (parameter units);
+* ``lognormal``: a factor ``exp(sigma·z)`` (``sigma`` is the ln-σ).
+
+Draws are truncated to the parameter's range (resampled, not clipped).  C2C entries
+are allowed only on kinetic parameters, so redrawing them between operations leaves the
+state, and the resistance, continuous.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .card import PARAMETERS, default_card
+from .errors import InputError
+from .params import Card
+
+DISTRIBUTIONS = ("normal", "lognormal")
+KINDS = ("d2d", "c2c")
+#: Parameters that set rates only (no state, no conduction): safe to redraw per cycle.
+KINETIC = frozenset({"dea", "deh", "dei", "kw", "ea", "eh", "ei", "alpha", "alphah", "ri",
+                     "f0", "a0", "weff", "kwr"})
+_BY_NAME = {p.name: p for p in PARAMETERS}
+
+
+@dataclass(frozen=True)
+class Variation:
+    parameter: str
+    kind: str
+    distribution: str
+    sigma: float
+    desc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.parameter not in _BY_NAME:
+            raise InputError(f"variation of unknown parameter {self.parameter!r}")
+        if self.kind not in KINDS:
+            raise InputError(f"variation kind {self.kind!r}: valid are {', '.join(KINDS)}")
+        if self.distribution not in DISTRIBUTIONS:
+            raise InputError(f"distribution {self.distribution!r}: valid are "
+                             + ", ".join(DISTRIBUTIONS))
+        if not (isinstance(self.sigma, (int, float)) and math.isfinite(self.sigma)
+                and self.sigma >= 0):
+            raise InputError(f"sigma of {self.parameter} must be a finite number >= 0, "
+                             f"got {self.sigma!r}")
+        if self.kind == "c2c" and self.parameter not in KINETIC:
+            raise InputError(f"{self.parameter} cannot vary cycle to cycle (it is not a "
+                             f"kinetic parameter; kinetic: {', '.join(sorted(KINETIC))})")
+        if self.distribution == "lognormal" and _BY_NAME[self.parameter].lower < 0:
+            raise InputError(f"{self.parameter} can be negative: use a normal variation")
+
+
+@dataclass(frozen=True)
+class VariationSpec:
+    variations: tuple[Variation, ...]
+
+    def of_kind(self, kind: str) -> tuple[Variation, ...]:
+        return tuple(v for v in self.variations if v.kind == kind)
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(v.parameter for v in self.variations))
+
+    def total_sigma(self, parameter: str) -> tuple[str, float]:
+        """(distribution, combined σ) of D2D and C2C entries of ``parameter``."""
+        vs = [v for v in self.variations if v.parameter == parameter]
+        dist = {v.distribution for v in vs}
+        if len(dist) != 1:
+            raise InputError(f"{parameter}: D2D and C2C must use the same distribution")
+        return dist.pop(), math.sqrt(sum(v.sigma ** 2 for v in vs))
+
+    def to_json(self) -> str:
+        return json.dumps({"variations": [asdict(v) for v in self.variations]}, indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> VariationSpec:
+        try:
+            data = json.loads(text)
+            items = data["variations"]
+            return cls(tuple(Variation(**item) for item in items))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InputError(f"not a variation spec: {exc}") from None
+
+
+def load_variation(path: str | Path) -> VariationSpec:
+    return VariationSpec.from_json(Path(path).read_text())
+
+
+def default_variation() -> VariationSpec:
+    """CF width growth, gap and barriers (physics.md §11 sensitivities; σ chosen to give
+    ln-σ(R_LRS) ≈ 0.2 and ln-σ(R_HRS) ≈ 0.5, V_set σ ≈ 0.1 V, V_reset σ ≈ 0.05 V)."""
+    V = Variation
+    return VariationSpec((
+        V("x0", "d2d", "normal", 0.1e-9, "initial gap of the formed device (m)"),
+        V("kw", "d2d", "lognormal", 0.1, "lateral CF growth factor: CF width, LRS"),
+        V("kw", "c2c", "lognormal", 0.2, "lateral CF growth factor per SET"),
+        V("deh", "c2c", "normal", 0.025, "hopping barrier per RESET: gap, HRS (eV)"),
+        V("dea", "d2d", "normal", 0.02, "generation barrier per device: V_set (eV)"),
+        V("dea", "c2c", "normal", 0.02, "generation barrier per SET: V_set (eV)"),
+        V("dei", "d2d", "normal", 0.03, "release barrier per device: V_reset (eV)"),
+        V("dei", "c2c", "normal", 0.03, "release barrier per RESET: V_reset (eV)"),
+    ))
+
+
+def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
+                 base: Card | None = None) -> list[Card]:
+    """``n`` cards with every varied parameter uniform within ±``width``·σ of ``base``
+    (clipped to its range): stress-testing convergence over the whole variation space."""
+    import numpy as np
+
+    base = base or default_card()
+    rng = np.random.default_rng(seed)
+    cards = []
+    for _ in range(n):
+        values = {}
+        for name in spec.parameters:
+            dist, sigma = spec.total_sigma(name)
+            p = _BY_NAME[name]
+            z = rng.uniform(-width, width)
+            v = base[name] * math.exp(sigma * z) if dist == "lognormal" else base[name] + sigma * z
+            values[name] = float(min(max(v, p.lower), p.upper))
+        values["x0"] = min(values.get("x0", base["x0"]), base["l0"])
+        cards.append(base.replace(**values))
+    return cards
+
+
+__all__ = ["DISTRIBUTIONS", "KINDS", "Variation", "VariationSpec", "corner_cards",
+           "default_variation", "load_variation"]
+

@@ -1,0 +1,48 @@
+"""Convergence: 1,000 cards spread uniformly over ±4σ of the default variation run the
+DC loop through a series resistor and on a 1T1R cell in ngspice, with the testbench's
+default options, and all converge (the subcircuit, ~30x slower, on a subset).
+
+The runner reruns a device that ends in "timestep too small" with a smaller step cap
+(see ``SpiceOptions.retry_scales``); the first-attempt failures are printed, and the
+retry is checked to be rare.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from rram.engine.stimulus import dc_loops
+from rram.spice import simulate_spice
+from rram.variation import corner_cards, default_variation
+
+BENCHES = {
+    "dc-loop": ("resistor", dc_loops(2.0, -2.0, 1e3), {"rs": 10e3}),
+    "1t1r": ("1t1r", dc_loops(2.0, -2.0, 1e3, v_gate=1.28), {}),
+}
+
+
+def run(bench: str, model: str, n: int, seed: int):
+    circuit, stimulus, params = BENCHES[bench]
+    cards = corner_cards(default_variation(), n, seed=seed)
+    res = simulate_spice(circuit, stimulus, cards=cards, circuit_params=params, model=model)
+    retried = int((res.meta["retries"] > 0).sum())
+    switched = int((res.events["imax"][:, 0] > 40e-6).sum())  # every loop did SET
+    print(f"{model} {bench}: {n - len(res.failures())}/{n} converged "
+          f"({n - retried} on the first attempt), {switched} switched")
+    return res, retried, switched
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bench", ["dc-loop", "1t1r"])
+def test_a_thousand_corner_cards_converge_with_the_osdi_build(bench):
+    res, retried, switched = run(bench, "osdi", 1000, seed=1)
+    assert not res.failures(), res.failures()[:5]
+    assert switched == 1000
+    assert retried <= 20
+
+
+@pytest.mark.slow
+def test_corner_cards_converge_with_the_subcircuit():
+    res, retried, switched = run("1t1r", "subckt", 40, seed=2)
+    assert not res.failures(), res.failures()[:5]
+    assert switched == 40
