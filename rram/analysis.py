@@ -4,7 +4,9 @@ Definitions, used for every engine and for measured data alike:
 
 * **V_set**: applied voltage at which |I| first reaches half the compliance on the SET
   up-ramp (interpolated between the integrator's steps).
-* **V_reset**: applied voltage at the peak |I| of the RESET ramp (the RESET onset).
+* **V_reset**: applied voltage where |I| on the RESET ramp, after its peak, first falls
+  below 90 % of the peak: the onset of RESET, interpolated between steps (the peak
+  itself is a cusp that each engine resolves only to its step).
 * **R_LRS / R_HRS**: V/I read at ``v_read`` (+0.1 V) with the state frozen at the end of
   the SET / RESET half of the cycle.
 * **i_peak**: the largest |I| in the SET half (overshoot shows up here).
@@ -48,7 +50,8 @@ def loop_metrics(
     ``res`` is a result of any engine (:class:`~rram.engine.run.SimResult` or the ngspice
     runner's): per-segment events with the stimulus, cards and status.  V_set is where
     |I| first reaches the segment threshold (half the compliance), V_reset where the
-    RESET ramp's |I| peaks; both resolved at the simulator's own steps.  When the
+    RESET ramp's |I| first falls below 90 % of its peak after the peak; both interpolated
+    between the simulator's own steps.  When the
     stimulus has read pulses, R = V_cell/I at the end of their plateaus (measured by the
     engine itself); otherwise the end states are read by the static solver at ``v_read``.
     """
@@ -68,7 +71,8 @@ def loop_metrics(
             up, down = set_segs[0], reset_segs[0]
             v_set = float(st.voltage(ev["tcross"][d, up])) if np.isfinite(
                 ev["tcross"][d, up]) else float("nan")
-            v_reset = float(st.voltage(ev["timax"][d, down]))
+            v_reset = float(st.voltage(ev["tdrop"][d, down])) if np.isfinite(
+                ev["tdrop"][d, down]) else float("nan")
             reads = segs[phases[segs] == "read"]
             r_meas = [float(ev["vcell_end"][d, k] / ev["iend"][d, k]) for k in reads[1::3]]
             lrs.append((ev["gap_end"][d, set_segs[-1]], ev["width_end"][d, set_segs[-1]]))

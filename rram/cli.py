@@ -141,6 +141,96 @@ def demo(out: str, card_path: str | None) -> None:
 
 
 @main.command()
+@click.option("--format", "fmt", type=click.Choice(["spice", "veriloga"]), required=True,
+              help="spice: ngspice .subckt library; veriloga: CMC-style Verilog-A module.")
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              help="Model card JSON whose values become the defaults (default: built-in).")
+@click.option("--name", default="rram", show_default=True,
+              help="Subcircuit / module name.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Output file (.lib or .va).")
+@handle_errors
+def export(fmt: str, card_path: str | None, name: str, out: str) -> None:
+    """Write the model for a simulator, with a card's values as parameter defaults."""
+    from .io import write_text_atomic
+    from .model import MODEL
+    from .spice import validate
+
+    validate.identifier(name, "--name")
+    card = _load_card(card_path)
+    if fmt == "spice":
+        from .printers.spice_printer import render_subckt
+
+        text = render_subckt(MODEL, card, name=name)
+    else:
+        from .printers.veriloga_printer import render_module
+
+        text = render_module(MODEL, card, name=name)
+    write_text_atomic(out, text)
+    click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]})", err=True)
+
+
+def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
+    out = {}
+    for item in values:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"{what} {item!r} must look like NAME=VALUE")
+        try:
+            out[name] = float(text)
+        except ValueError:
+            if what == "--option" and name.lower() == "method":
+                out[name] = text  # checked by the testbench
+                continue
+            raise InputError(f"{what} {name}: {text!r} is not a number") from None
+    return out
+
+
+@main.command()
+@click.argument("kind", type=click.Choice(["dc-loop", "1t1r", "pulses", "read-disturb",
+                                           "overshoot"]))
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              help="Model card JSON (default: the built-in card).")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="Testbench setting (repeatable); `rram netlist KIND --help-settings` "
+                   "lists them.")
+@click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
+              default="subckt", show_default=True,
+              help="Use the ngspice subcircuit or a compiled OSDI module.")
+@click.option("--model-path", default=None,
+              help="Path of the .lib (.include) or .osdi (pre_osdi) the deck loads "
+                   "[default: rram.lib / rram.osdi next to the deck].")
+@click.option("--instance", default="cell", show_default=True, help="Instance name.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
+              help="ngspice .options entry (repeatable), e.g. reltol=1e-4.")
+@click.option("--tmax", type=float, default=None, callback=_finite,
+              help="Maximum time step (s) [default: 1/200 of the stimulus].")
+@click.option("--help-settings", is_flag=True, help="List the settings of KIND and exit.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Output deck (.cir).")
+@handle_errors
+def netlist(kind, card_path, settings, model_kind, model_path, instance, options, tmax,
+            help_settings, out) -> None:
+    """Write a standalone ngspice deck for a testbench KIND (run it with ngspice -b)."""
+    from .spice.decks import build, settings_help
+    from .spice.testbench import ModelRef
+
+    if help_settings:
+        click.echo(settings_help(kind).replace("; ", "\n"))
+        return
+    if out is None:
+        raise InputError("--out is required")
+    path = model_path or ("rram.lib" if model_kind == "subckt" else "rram.osdi")
+    tb = build(kind, _assignments(settings, "--set"), _load_card(card_path),
+               ModelRef(model_kind, path), instance=instance,
+               options=_assignments(options, "--option"), tmax=tmax, print_results=True)
+    from .io import write_text_atomic
+
+    write_text_atomic(out, tb.render())
+    click.echo(f"wrote {out} ({kind}, {model_kind} model from {path})", err=True)
+
+
+@main.command()
 @handle_errors
 def generate() -> None:
     """Re-render the generated files (kernels, netlists) from the equations."""

@@ -60,11 +60,11 @@ Everything in this folder is rendered by `rram generate` from the model equation
 (`rram/equations.py`) and the default card; do not edit it by hand
 (`tests/test_generated.py` fails on any difference).
 
-| file | what |
-|---|---|
-| `ngspice/rram.lib` | `.subckt rram te be` with every card parameter as an instance parameter (B-sources, no Verilog-A needed) |
-| `veriloga/rram.va` | CMC-style Verilog-A module `rram (te, be)`; compile with `openvaf-r rram.va` and load the `.osdi` in ngspice with `pre_osdi` |
-| `testbenches/*.cir` | standalone decks using the subcircuit: run with `ngspice -b FILE` |
+- `ngspice/rram.lib`: `.subckt rram te be`, every card parameter an instance parameter
+  (B-sources; no Verilog-A needed).  Use it with `.include`.
+- `veriloga/rram.va`: CMC-style Verilog-A module `rram (te, be)`; compile it with
+  `openvaf-r rram.va` and load the `.osdi` in ngspice with `pre_osdi`.
+- `testbenches/*.cir`: standalone decks using the subcircuit; run `ngspice -b FILE`.
 
 Testbench settings (change them with `rram netlist KIND --set NAME=VALUE --out FILE`,
 which also writes OSDI decks with `--model osdi --model-path FILE.osdi`):

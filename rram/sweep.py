@@ -68,10 +68,12 @@ def run_sweep(spec: SweepSpec, card: Card | None = None, engine: str = "python")
     if engine == "python":
         res = simulate(kind, stim, cards=card, circuit_params=params)
     else:
-        from .spice import ENGINE_MODELS, simulate_spice
+        from .spice import ENGINE_MODELS, SpiceOptions, simulate_spice
 
+        # resolve the loop at v_step volts, as the Python engine's output grid does
         res = simulate_spice(kind, stim, cards=card, circuit_params=params,
-                             model=ENGINE_MODELS[engine])
+                             model=ENGINE_MODELS[engine],
+                             options=SpiceOptions(tmax=spec.v_step / spec.rate))
     res.raise_on_failure()
     return res
 

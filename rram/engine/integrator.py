@@ -49,6 +49,9 @@ STATUS_TEXT = {
     STOPPED: "stopped: the stop current was reached",
 }
 
+#: Fraction of its peak that |I| must fall below for the "tdrop" event (V_reset).
+DROP = 0.9
+
 # Columns of the per-device statistics array.
 STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC = range(6)
 N_STATS = 6
@@ -267,12 +270,18 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
 
 
 @njit(**_NJ)
-def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax):
+def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
+            ev_tdrop):
     """Per-segment events at an accepted point: peak |I| and its time, first crossing of
-    the segment's current threshold (interpolated), peak temperature rise."""
+    the segment's current threshold (interpolated), first fall of |I| below DROP times
+    the peak after the peak (interpolated; a new peak clears it), peak temperature rise."""
     if i_now > ev_imax[k]:
         ev_imax[k] = i_now
         ev_timax[k] = t
+        ev_tdrop[k] = np.nan
+    level = DROP * ev_imax[k]
+    if np.isnan(ev_tdrop[k]) and i_now < level <= i_prev:
+        ev_tdrop[k] = t_prev + (i_prev - level) / (i_prev - i_now) * (t - t_prev)
     if np.isnan(ev_tcross[k]) and i_now >= ev_thr[k]:
         if i_prev < ev_thr[k] and i_now > i_prev:
             ev_tcross[k] = t_prev + (ev_thr[k] - i_prev) / (i_now - i_prev) * (t - t_prev)
@@ -310,6 +319,8 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
         ymax = max(abs(yc[i]), abs(y[i]))
         if errkind[i] == 0:
             e = cerr * d / (atol[i] + rtol * ymax)
+        elif errkind[i] == 2:
+            e = cerr * d / atol[i]
         else:
             c = abs(JQ[i, i])
             e = cerr * c * d / (chgtol + rtol * c * ymax)
@@ -321,7 +332,7 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
 @njit(**_NJ)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
-                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend):
+                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
     stop).  The run stops early when |device current| reaches ``i_stop``.
@@ -355,7 +366,8 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
-    _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax)
+    _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
+            ev_tdrop)
     q0 = Q.copy()
     q1 = Q.copy()
     y1 = y.copy()
@@ -440,7 +452,8 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
-        _record(k, t, t1, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax)
+        _record(k, t, t1, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
+                ev_tdrop)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
@@ -474,14 +487,15 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 @njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND, IEND):
+                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
         STATUS[d] = integrate_device(kind, P[d], TP[d], VP[d], ICCP[d], VGATE[d], y, OUT_T[d],
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
-                                     TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d])
+                                     TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d],
+                                     TDROP[d])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -15,9 +15,9 @@ import pandas as pd
 
 from ..card import PARAMETER_NAMES, default_card
 from ..circuits import CIRCUIT_PARAMETERS
+from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..generate import CIRCUIT_KINDS
-from ..equations import NM
 from ..params import Card
 from .jit import integrator as ig
 from .stimulus import Stimulus
@@ -59,7 +59,10 @@ class Options:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         atol = np.array([self.atol_v] * 4 + [self.atol_nm] * 2 + [self.atol_k])
-        errkind = np.array([1, 1, 1, 1, 0, 0, 0], np.int64)
+        # node voltages: charge-based (SPICE); gap and width: absolute in nm (they hold the
+        # change since x0/w0, and the current's sensitivity exp(-x/xt) is absolute in x);
+        # temperature rise: relative + absolute
+        errkind = np.array([1, 1, 1, 1, 2, 2, 0], np.int64)
         lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])
         return atol, errkind, lim
 
@@ -222,7 +225,8 @@ def simulate(
 
     Per stimulus segment the engine records events at its own steps (``events``): peak
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
-    (``tcross``; default half of the segment's compliance), the peak temperature rise
+    (``tcross``; default half of the segment's compliance), the first time |I| falls
+    below ``DROP`` (0.9) times the peak, after the peak (``tdrop``), the peak temperature rise
     (``dtmax``), the unknowns, cell voltage and device current at the segment's end
     (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).
@@ -253,7 +257,8 @@ def simulate(
     thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
-          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan)}
+          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
+          "tdrop": np.full((n, nseg), np.nan)}
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
     status = np.zeros(n, np.int64)
@@ -270,7 +275,7 @@ def simulate(
                            opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
                            status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
                            ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
-                           ev["yend"][a:b], ev["iend"][a:b])
+                           ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b])
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
     x0w0 = state_offsets(card_list)

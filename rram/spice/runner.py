@@ -16,9 +16,9 @@ import numpy as np
 
 from ..circuits import CIRCUIT_PARAMETERS
 from ..engine.jit import integrator as ig
-from ..equations import NM
 from ..engine.run import UNKNOWNS, SimResult, _as_cards, _circuit_matrix
 from ..engine.stimulus import Stimulus
+from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..generate import CIRCUIT_KINDS
 from ..params import Card
@@ -26,6 +26,9 @@ from . import models
 from .ngspice import NgspiceSession
 from .testbench import ModelRef, Testbench
 
+#: Per-segment events, as the Python engine records them.
+EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "dtmax", "gap_end", "width_end",
+              "vcell_end", "iend")
 #: Engine name -> model rendering.
 ENGINE_MODELS = {"ngspice": "subckt", "veriloga": "osdi"}
 
@@ -71,8 +74,7 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
     """
     tb = stimulus.times
     nseg = tb.size - 1
-    ev = {k: np.full(nseg, np.nan) for k in
-          ("imax", "timax", "tcross", "dtmax", "gap_end", "width_end", "vcell_end", "iend")}
+    ev = {k: np.full(nseg, np.nan) for k in EVENT_KEYS}
     a = np.abs(current)
     for k in range(nseg):
         lo = np.searchsorted(t, tb[k], side="left")
@@ -91,6 +93,11 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             else:
                 f = (thresholds[k] - a[m - 1]) / (a[m] - a[m - 1])
                 ev["tcross"][k] = t[m - 1] + f * (t[m] - t[m - 1])
+        level = ig.DROP * a[j]
+        fell = np.flatnonzero(a[j + 1:hi] < level)
+        if fell.size:
+            m = j + 1 + int(fell[0])
+            ev["tdrop"][k] = t[m - 1] + (a[m - 1] - level) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
         end = hi - 1
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
@@ -174,8 +181,7 @@ def simulate_spice(
     if ref.kind == "osdi":
         session.load_osdi(ref.path)
     nseg_max = max(s.times.size - 1 for s in stimuli)
-    keys = ("imax", "timax", "tcross", "dtmax", "gap_end", "width_end", "vcell_end", "iend")
-    events = {k: np.full((n, nseg_max), np.nan) for k in keys}
+    events = {k: np.full((n, nseg_max), np.nan) for k in EVENT_KEYS}
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, ig.N_STATS))
     samples: list[np.ndarray] = []
@@ -204,7 +210,7 @@ def simulate_spice(
         thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
         ev = segment_events(t, wave["current"], vcell, states, st, thr)
-        for k in keys:
+        for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, ig.STAT_STEPS] = t.size
         samples.append(_samples(t, wave, card, st))

@@ -59,8 +59,11 @@ class Testbench:
 
     ``circuit`` is ``resistor``, ``compliance`` or ``1t1r``; ``circuit_params`` takes the
     names of :data:`rram.circuits.CIRCUIT_PARAMETERS`; ``instance`` names the cell.
-    ``tmax`` caps ngspice's time step (default: 1/20 of the shortest stimulus segment).
+    ``tmax`` caps ngspice's time step (default: :attr:`step_max`); ``options`` are
+    ngspice ``.options`` (``method=gear`` by default, see :data:`DEFAULT_OPTIONS`).
     """
+
+    __test__ = False  # not a pytest class
 
     circuit: str
     stimulus: Stimulus

@@ -1,0 +1,82 @@
+"""The committed example decks run with plain ``ngspice -b``; the PySpice adapter stays
+flat in memory over many runs and turns non-convergence into a typed error."""
+
+from __future__ import annotations
+
+import re
+import resource
+import shutil
+import subprocess
+
+import pytest
+
+from rram.engine.stimulus import dc_loops
+from rram.errors import ConvergenceError
+from rram.generate import REPO_DIR
+from rram.spice.decks import KINDS
+from rram.spice.ngspice import NgspiceError, NgspiceSession, classify
+from rram.spice.runner import model_ref
+from rram.spice.testbench import Testbench
+
+DECKS = REPO_DIR / "netlists" / "testbenches"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_example_deck_runs_in_batch_ngspice(kind, tmp_path):
+    exe = shutil.which("ngspice")
+    assert exe, "ngspice is part of the set-up (make test installs it)"
+    proc = subprocess.run([exe, "-b", str(DECKS / f"{kind}.cir")], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-2000:]
+    assert not classify(out.splitlines()), classify(out.splitlines())[:3]
+    rows = int(re.search(r"No\. of Data Rows\s*:\s*(\d+)", out).group(1))
+    assert rows > 50
+    # the printed table holds the state nodes, and the state moved
+    assert "xcell.dgap" in out.lower()
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.slow
+def test_thousands_of_runs_do_not_leak():
+    session = NgspiceSession.get()
+    ref = model_ref("osdi")
+    session.load_osdi(ref.path)
+    deck = Testbench("resistor", dc_loops(2.0, -2.0, 1e5), model=ref,
+                     circuit_params={"rs": 10e3}).render()
+    for _ in range(200):  # warm-up: allocator pools, first-use caches
+        session.run(deck, ["time"])
+    before = _rss_mb()
+    for _ in range(2000):
+        session.run(deck, ["time"])
+    growth = _rss_mb() - before
+    print(f"RSS growth over 2000 runs: {growth:.1f} MB")
+    assert growth < 20
+
+
+def test_non_convergence_is_a_typed_error_with_time_and_analysis():
+    session = NgspiceSession.get()
+    # the node has no solution once the source passes -1.5 V (at t = 0.25 ms)
+    deck = "\n".join(["* no solution", "V1 in 0 PWL(0 -2 1m 0)", "R1 in a 1k",
+                      "B1 a 0 I = v(a) > 0.5 ? 2e-3 : -2e-3", ".tran 1u 1m", ".end"])
+    with pytest.raises(ConvergenceError) as info:
+        session.run(deck, ["time"])
+    assert info.value.analysis == "tran"
+    assert info.value.time_s == pytest.approx(0.25e-3, rel=1e-3)
+    assert "timestep too small" in str(info.value)
+    # the session is usable afterwards
+    assert session.run("* ok\nV1 a 0 1\nR1 a 0 1k\n.op\n.end", ["i(v1)"]).vectors["i(v1)"][0] \
+        == pytest.approx(-1e-3)
+
+
+def test_parse_errors_are_reported_not_printed():
+    session = NgspiceSession.get()
+    with pytest.raises(NgspiceError, match=r"rejected|failed"):
+        session.run("* bad\nXbad a b nosuchsubckt\n.tran 1u 1m\n.end", ["time"])
