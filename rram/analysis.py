@@ -4,9 +4,10 @@ Definitions, used for every engine and for measured data alike:
 
 * **V_set**: applied voltage at which |I| first reaches half the compliance on the SET
   up-ramp (interpolated between the integrator's steps).
-* **V_reset**: applied voltage where |I| on the RESET ramp, after its peak, first falls
-  below 90 % of the peak: the onset of RESET, interpolated between steps (the peak
-  itself is a cusp that each engine resolves only to its step).
+* **V_reset**: applied voltage where |I| on the RESET ramp first falls below 90 % of its
+  peak so far: the onset of RESET, interpolated between steps (the peak itself is a
+  cusp that each engine resolves only to its step, and a later, higher bump of a
+  multi-step RESET must not move it).
 * **R_LRS / R_HRS**: V/I read at ``v_read`` (+0.1 V) with the state frozen at the end of
   the SET / RESET half of the cycle.
 * **i_peak**: the largest |I| in the SET half (overshoot shows up here).
@@ -50,8 +51,8 @@ def loop_metrics(
     ``res`` is a result of any engine (:class:`~rram.engine.run.SimResult` or the ngspice
     runner's): per-segment events with the stimulus, cards and status.  V_set is where
     |I| first reaches the segment threshold (half the compliance), V_reset where the
-    RESET ramp's |I| first falls below 90 % of its peak after the peak; both interpolated
-    between the simulator's own steps.  When the
+    RESET ramp's |I| first falls below 90 % of its peak so far; both interpolated between
+    the simulator's own steps.  When the
     stimulus has read pulses, R = V_cell/I at the end of their plateaus (measured by the
     engine itself); otherwise the end states are read by the static solver at ``v_read``.
     """

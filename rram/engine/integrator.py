@@ -49,8 +49,10 @@ STATUS_TEXT = {
     STOPPED: "stopped: the stop current was reached",
 }
 
-#: Fraction of its peak that |I| must fall below for the "tdrop" event (V_reset).
+#: Fraction of its peak so far that |I| must fall below for the "tdrop" event (V_reset),
+#: counted once that peak exceeds DROP_FLOOR (A; far above numerical noise at 0 V).
 DROP = 0.9
+DROP_FLOOR = 1e-9
 
 # Columns of the per-device statistics array.
 STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC = range(6)
@@ -274,13 +276,13 @@ def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross
             ev_tdrop):
     """Per-segment events at an accepted point: peak |I| and its time, first crossing of
     the segment's current threshold (interpolated), first fall of |I| below DROP times
-    the peak after the peak (interpolated; a new peak clears it), peak temperature rise."""
+    its peak so far, once that peak exceeds DROP_FLOOR (interpolated), peak temperature
+    rise."""
     if i_now > ev_imax[k]:
         ev_imax[k] = i_now
         ev_timax[k] = t
-        ev_tdrop[k] = np.nan
     level = DROP * ev_imax[k]
-    if np.isnan(ev_tdrop[k]) and i_now < level <= i_prev:
+    if np.isnan(ev_tdrop[k]) and ev_imax[k] >= DROP_FLOOR and i_now < level <= i_prev:
         ev_tdrop[k] = t_prev + (i_prev - level) / (i_prev - i_now) * (t - t_prev)
     if np.isnan(ev_tcross[k]) and i_now >= ev_thr[k]:
         if i_prev < ev_thr[k] and i_now > i_prev:

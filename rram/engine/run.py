@@ -226,7 +226,7 @@ def simulate(
     Per stimulus segment the engine records events at its own steps (``events``): peak
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
     (``tcross``; default half of the segment's compliance), the first time |I| falls
-    below ``DROP`` (0.9) times the peak, after the peak (``tdrop``), the peak temperature rise
+    below ``DROP`` (0.9) times its peak so far (``tdrop``), the peak temperature rise
     (``dtmax``), the unknowns, cell voltage and device current at the segment's end
     (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).

@@ -10,7 +10,7 @@ ngspice's own time points, as the Python engine computes them from its steps.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ..generate import CIRCUIT_KINDS
 from ..params import Card
 from . import models
 from .ngspice import NgspiceSession
-from .testbench import ModelRef, Testbench
+from .testbench import ModelRef, Testbench, render_batch
 
 #: Per-segment events, as the Python engine records them.
 EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "dtmax", "gap_end", "width_end",
@@ -93,11 +93,16 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             else:
                 f = (thresholds[k] - a[m - 1]) / (a[m] - a[m - 1])
                 ev["tcross"][k] = t[m - 1] + f * (t[m] - t[m - 1])
-        level = ig.DROP * a[j]
-        fell = np.flatnonzero(a[j + 1:hi] < level)
+        # first fall below DROP x the peak so far (the engine's rule; the boundary point
+        # belongs to the previous segment)
+        inner = slice(lo + 1, hi)
+        level = ig.DROP * np.maximum.accumulate(a[inner])
+        ok = np.maximum.accumulate(a[inner]) >= ig.DROP_FLOOR
+        fell = np.flatnonzero(ok[1:] & (a[inner][1:] < level[1:]) & (a[inner][:-1] >= level[1:]))
         if fell.size:
-            m = j + 1 + int(fell[0])
-            ev["tdrop"][k] = t[m - 1] + (a[m - 1] - level) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
+            m = lo + 2 + int(fell[0])
+            lv = level[fell[0] + 1]
+            ev["tdrop"][k] = t[m - 1] + (a[m - 1] - lv) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
         end = hi - 1
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
@@ -122,28 +127,49 @@ def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus) -> np.nda
     return y
 
 
-def _run_with_retries(session, circuit, st, card, params, ref, opts):
+def _waves(run, vec: Mapping[str, str]) -> dict[str, np.ndarray]:
+    return {k: run.vectors[v] for k, v in vec.items() if v != "0"}
+
+
+def _run_with_retries(session, bench: Testbench, opts: SpiceOptions):
     """(waveforms, retries used): the deck at the step cap, then at each retry scale.
 
     ngspice does not return to the last converged point after a failed Newton iteration
     (it cuts the step from the failed iterate), so a rare step sequence through the
     abrupt SET ends in "timestep too small"; another step cap takes another sequence.
     """
-    cap = opts.tmax if opts.tmax is not None else Testbench(circuit, st, card, params,
-                                                            ref).step_max
     scales = (1.0, *opts.retry_scales)
     for attempt, scale in enumerate(scales):
-        tb = Testbench(circuit, st, card, params, ref, tmax=cap * opts.tmax_scale * scale,
-                       options=opts.spice_options)
-        vec = {k: v for k, v in tb.vectors.items() if v != "0"}
+        tb = replace(bench, tmax=bench.step_max * scale)
+        vec = tb.vectors()
         try:
-            run = session.run(tb.render(), vec.values())
+            run = session.run(tb.render(), [v for v in vec.values() if v != "0"])
         except ConvergenceError:
             if attempt == len(scales) - 1:
                 raise
             continue
-        return {k: run.vectors[v] for k, v in vec.items()}, attempt
+        return _waves(run, vec), attempt
     raise AssertionError("unreachable")
+
+
+def _run_batch(session, benches: list[Testbench]) -> list[dict[str, np.ndarray]]:
+    """Waveforms of every cell of one batched deck (raises if the deck fails)."""
+    vecs = [tb.vectors(f"_{i}") for i, tb in enumerate(benches)]
+    wanted = sorted({v for vec in vecs for v in vec.values() if v != "0"})
+    run = session.run(render_batch(benches), wanted)
+    return [_waves(run, vec) for vec in vecs]
+
+
+def _groups(stimuli: Sequence[Stimulus], batch: int) -> list[list[int]]:
+    """Devices in runs of up to ``batch`` that share one stimulus (in device order)."""
+    groups: list[list[int]] = []
+    for d, st in enumerate(stimuli):
+        last = groups[-1] if groups else None
+        if last and len(last) < batch and stimuli[last[0]] is st:
+            last.append(d)
+        else:
+            groups.append([d])
+    return groups
 
 
 def simulate_spice(
@@ -156,15 +182,20 @@ def simulate_spice(
     n_devices: int | None = None,
     progress: bool = False,
     thresholds: np.ndarray | None = None,
+    batch: int = 1,
 ) -> SimResult:
     """Simulate each device in ngspice; see :func:`rram.engine.run.simulate`.
 
+    ``batch`` > 1 puts up to that many devices that share a stimulus into one deck (one
+    ngspice run, one matrix); a batch that does not converge is rerun device by device.
     A device that does not converge gets a failure status and its time (see
     :meth:`SimResult.raise_on_failure`, which raises the typed
     :class:`~rram.errors.ConvergenceError`); other ngspice errors raise at once.
     """
     if circuit not in CIRCUIT_KINDS:
         raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InputError(f"batch must be a positive integer, got {batch!r}")
     opts = options or SpiceOptions()
     if isinstance(stimuli, Stimulus):
         n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
@@ -184,24 +215,17 @@ def simulate_spice(
     events = {k: np.full((n, nseg_max), np.nan) for k in EVENT_KEYS}
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, ig.N_STATS))
-    samples: list[np.ndarray] = []
+    samples: list[np.ndarray | None] = [None] * n
     retries = np.zeros(n, np.int64)
-    devices = range(n)
-    if progress:
-        from tqdm import tqdm
 
-        devices = tqdm(devices, unit="device", desc=f"ngspice {model} {circuit}")
-    for d in devices:
+    def bench(d: int) -> Testbench:
+        tb = Testbench(circuit, stimuli[d], card_list[d], dict(zip(names, cp[d], strict=True)),
+                       ref, options=opts.spice_options)
+        cap = opts.tmax if opts.tmax is not None else tb.step_max
+        return replace(tb, tmax=cap * opts.tmax_scale)
+
+    def store(d: int, wave: dict[str, np.ndarray]) -> None:
         st, card = stimuli[d], card_list[d]
-        params = dict(zip(names, cp[d], strict=True))
-        try:
-            wave, retries[d] = _run_with_retries(session, circuit, st, card, params, ref, opts)
-        except ConvergenceError as err:
-            status[d] = ig.STEP_TOO_SMALL
-            retries[d] = len(opts.retry_scales)
-            stats[d, ig.STAT_FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
-            samples.append(np.full((st.sample_times.size, len(UNKNOWNS)), np.nan))
-            continue
         t = wave["time"]
         wave.setdefault("v_be", np.zeros_like(t))
         vcell = wave["v_te"] - wave["v_be"]
@@ -213,7 +237,39 @@ def simulate_spice(
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, ig.STAT_STEPS] = t.size
-        samples.append(_samples(t, wave, card, st))
+        samples[d] = _samples(t, wave, card, st)
+
+    def single(d: int) -> None:
+        try:
+            wave, retries[d] = _run_with_retries(session, bench(d), opts)
+        except ConvergenceError as err:
+            status[d] = ig.STEP_TOO_SMALL
+            retries[d] = len(opts.retry_scales)
+            stats[d, ig.STAT_FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
+            samples[d] = np.full((stimuli[d].sample_times.size, len(UNKNOWNS)), np.nan)
+            return
+        store(d, wave)
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n, unit="device", desc=f"ngspice {model} {circuit}")
+    for group in _groups(stimuli, batch):
+        if len(group) == 1:
+            single(group[0])
+        else:
+            try:
+                for d, wave in zip(group, _run_batch(session, [bench(d) for d in group]),
+                                   strict=True):
+                    store(d, wave)
+            except ConvergenceError:
+                for d in group:
+                    single(d)
+        if bar is not None:
+            bar.update(len(group))
+    if bar is not None:
+        bar.close()
     meta = {"engine": {"subckt": "ngspice", "osdi": "veriloga"}[ref.kind],
             "ngspice_version": session.version, "model_path": ref.path, "retries": retries}
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, events, meta)

@@ -16,9 +16,11 @@ Circuits (as in :mod:`rram.circuits`)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..card import PARAMETERS, default_card
 from ..circuits import CIRCUIT_PARAMETERS, series_element
@@ -35,7 +37,10 @@ MODELS = ("subckt", "osdi")
 INTEGRATION_METHODS = ("trap", "gear")
 #: Gear (BDF2) is L-stable: trapezoidal integration rings on the ~10 ps thermal node
 #: and on the stiff SET/RESET state equations when steps are much longer than those.
-DEFAULT_OPTIONS: dict[str, float | str] = {"method": "gear"}
+#: reltol = 1e-4: at ngspice's 1e-3 the RESET onset of a 1T1R cell can move by tens of
+#: per cent (the runaway amplifies the state error); at 1e-4 it moves by a few per cent
+#: and the resistances by < 0.5 % (tests/test_spice_transient.py uses tighter ones).
+DEFAULT_OPTIONS: dict[str, float | str] = {"method": "gear", "reltol": 1e-4}
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
@@ -95,29 +100,27 @@ class Testbench:
         self._option_text()
 
     # Names of the probed vectors ------------------------------------------------
-    @property
-    def instance_name(self) -> str:
-        return ("X" if self.model.kind == "subckt" else "N") + self.instance
+    def instance_name(self, suffix: str = "") -> str:
+        return ("X" if self.model.kind == "subckt" else "N") + self.instance + suffix
 
-    def node(self, internal: str) -> str:
+    def node(self, internal: str, suffix: str = "") -> str:
         """ngspice vector name of an internal node of the cell."""
-        inst = self.instance_name.lower()
+        inst = self.instance_name(suffix).lower()
         return f"v({inst}.{internal})" if self.model.kind == "subckt" else f"v({inst}#{internal})"
 
-    @property
-    def vectors(self) -> dict[str, str]:
+    def vectors(self, suffix: str = "") -> dict[str, str]:
         """Quantity -> ngspice vector (time, applied and cell voltages, current, states)."""
-        be = "v(mid)" if self.circuit == "1t1r" else "0"
+        be = f"v(mid{suffix})" if self.circuit == "1t1r" else "0"
         return {
             "time": "time",
             "v_applied": "v(bl)",
-            "v_te": "v(te)",
+            "v_te": f"v(te{suffix})",
             "v_be": be,
-            "mid": "v(mid)",
-            "current": "i(vsense)",
-            "dgap": self.node("dgap"),
-            "dwidth": self.node("dwidth"),
-            "dtemp": self.node("dtemp"),
+            "mid": f"v(mid{suffix})",
+            "current": f"i(vsense{suffix})",
+            "dgap": self.node("dgap", suffix),
+            "dwidth": self.node("dwidth", suffix),
+            "dtemp": self.node("dtemp", suffix),
         }
 
     @property
@@ -135,26 +138,28 @@ class Testbench:
         return {p.name: validate.number(self.card.values[p.name], f"card {p.name}")
                 for p in PARAMETERS}
 
-    def _model_lines(self) -> list[str]:
+    def _model_header(self) -> list[str]:
+        if self.model.kind == "subckt":
+            return [f".include {self.model.path}"]
+        if self.model.in_deck_osdi:
+            return [".control", f"pre_osdi {self.model.path}", ".endc"]
+        return []
+
+    def _instance_lines(self, suffix: str) -> list[str]:
         vals = self._params()
         inst = [p.name for p in PARAMETERS if p.kind == "instance"]
+        te, be = f"te{suffix}", self._be(suffix)
         if self.model.kind == "subckt":
-            line = f"{self.instance_name} te {self._be} rram " + " ".join(
-                f"{k}={v}" for k, v in vals.items())
-            return [f".include {self.model.path}", *_wrap(line)]
-        lines = []
-        if self.model.in_deck_osdi:
-            lines += [".control", f"pre_osdi {self.model.path}", ".endc"]
-        model = ".model rrmod rram " + " ".join(
-            f"{k}={v}" for k, v in vals.items() if k not in inst)
-        lines += _wrap(model)
-        lines += _wrap(f"{self.instance_name} te {self._be} rrmod " + " ".join(
+            return _wrap(f"{self.instance_name(suffix)} {te} {be} rram " + " ".join(
+                f"{k}={v}" for k, v in vals.items()))
+        lines = _wrap(f".model rrmod{suffix} rram " + " ".join(
+            f"{k}={v}" for k, v in vals.items() if k not in inst))
+        lines += _wrap(f"{self.instance_name(suffix)} {te} {be} rrmod{suffix} " + " ".join(
             f"{k}={vals[k]}" for k in inst))
         return lines
 
-    @property
-    def _be(self) -> str:
-        return "mid" if self.circuit == "1t1r" else "0"
+    def _be(self, suffix: str = "") -> str:
+        return f"mid{suffix}" if self.circuit == "1t1r" else "0"
 
     def _pwl(self, name: str, node: str, times, values) -> list[str]:
         pts = " ".join(f"{validate.number(t, 'stimulus time')} "
@@ -189,39 +194,51 @@ class Testbench:
                 words.append(f"{name}={validate.number(value, f'option {name}')}")
         return " ".join(words)
 
-    def render(self) -> str:
+    def _cell_lines(self, suffix: str) -> list[str]:
+        """The cell and its circuit, on nodes te<suffix>, mid<suffix>."""
         cp = {**CIRCUIT_DEFAULTS, **{k: float(v) for k, v in self.circuit_params.items()}}
-        st = self.stimulus
-        out = [f"* {self.title}", "* generated by rram; circuit " + self.circuit,
-               f".options {self._option_text()}"]
-        out += self._model_lines()
-        out += self._pwl("Vbl", "bl", st.times, st.volts)
+        te, mid = f"te{suffix}", f"mid{suffix}"
+        out = self._instance_lines(suffix)
         if self.circuit == "1t1r":
-            vg = validate.number(st.v_gate, "gate voltage")
-            out += ["Vsense bl te 0", f"Vgate gate 0 {vg}",
-                    f"M1 mid gate 0 0 nch W={validate.number(cp['wl'], 'W/L')}u L=1u",
-                    f".model nch nmos level=1 vto={validate.number(cp['vto'], 'vto')} "
+            out += [f"Vsense{suffix} bl {te} 0",
+                    f"M1{suffix} {mid} gate 0 0 nch{suffix} "
+                    f"W={validate.number(cp['wl'], 'W/L')}u L=1u",
+                    f".model nch{suffix} nmos level=1 vto={validate.number(cp['vto'], 'vto')} "
                     f"kp={validate.number(cp['kp'], 'kp')} lambda=0"]
         elif self.circuit == "resistor":
-            out += [f"Rs bl mid {validate.number(cp['rs'], 'rs', positive=True)}",
-                    "Vsense mid te 0"]
+            out += [f"Rs{suffix} bl {mid} {validate.number(cp['rs'], 'rs', positive=True)}",
+                    f"Vsense{suffix} {mid} {te} 0"]
         else:
+            flow = series_element("compliance", "bl", mid).flow
+            expr = _render(flow, _with_inputs(cp), {}, True)[0]
+            out += [f"Bcc{suffix} bl {mid} I = {expr}", f"Vsense{suffix} {mid} {te} 0"]
+        if cp["cd"] > 0:
+            out.append(f"Cd{suffix} {mid} 0 {validate.number(cp['cd'], 'cd')}")
+        return out
+
+    def _deck(self, cells: list[str], vectors: list[str], title: str) -> str:
+        st = self.stimulus
+        out = [f"* {title}", "* generated by rram; circuit " + self.circuit,
+               f".options {self._option_text()}", *self._model_header()]
+        out += self._pwl("Vbl", "bl", st.times, st.volts)
+        if self.circuit == "1t1r":
+            out.append(f"Vgate gate 0 {validate.number(st.v_gate, 'gate voltage')}")
+        elif self.circuit == "compliance":
             t, v = self._icc_wave()
             out += self._pwl("Vicc", "icc", t, v)
-            flow = series_element("compliance", "bl", "mid").flow
-            expr = _render(flow, _with_inputs(cp), {}, True)[0]
-            out += [f"Bcc bl mid I = {expr}", "Vsense mid te 0"]
-        if cp["cd"] > 0:
-            out.append(f"Cd mid 0 {validate.number(cp['cd'], 'cd')}")
+        out += cells
         stop = validate.number(float(st.times[-1]), "stop time", positive=True)
         step = validate.number(self.step_max, "maximum step", positive=True)
         out.append(f".tran {step} {stop} 0 {step}")
-        vecs = list(dict.fromkeys(v for k, v in self.vectors.items() if k != "time" and v != "0"))
+        vecs = list(dict.fromkeys(v for v in vectors if v not in ("time", "0")))
         out += _wrap(".save " + " ".join(vecs))
         if self.print_results:
             out += _wrap(".print tran " + " ".join(vecs))
         out.append(".end")
         return "\n".join(out) + "\n"
+
+    def render(self) -> str:
+        return self._deck(self._cell_lines(""), list(self.vectors().values()), self.title)
 
     def write(self, path: str | Path) -> Path:
         from ..io import write_text_atomic
@@ -258,4 +275,27 @@ def _wrap(line: str, width: int = 100) -> list[str]:
     return out
 
 
-__all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "node_symbol"]
+def render_batch(benches: Sequence[Testbench]) -> str:
+    """One deck holding every cell of ``benches`` (same circuit, stimulus, model and
+    options; cards and circuit parameters may differ).  Cell ``i`` uses nodes ``te_i``,
+    ``mid_i``; :meth:`Testbench.vectors` with ``suffix=f"_{i}"`` names its vectors."""
+    first = benches[0]
+    for tb in benches[1:]:
+        same = (tb.circuit == first.circuit and tb.model == first.model
+                and dict(tb.options) == dict(first.options) and tb.step_max == first.step_max
+                and _same_stimulus(tb.stimulus, first.stimulus))
+        if not same:
+            raise InputError("a batched deck needs one circuit, stimulus, model and options")
+    cells, vectors = [], []
+    for i, tb in enumerate(benches):
+        cells += tb._cell_lines(f"_{i}")
+        vectors += list(tb.vectors(f"_{i}").values())
+    return first._deck(cells, vectors, f"{first.title} x{len(benches)}")
+
+
+def _same_stimulus(a: Stimulus, b: Stimulus) -> bool:
+    return a is b or (np.array_equal(a.times, b.times) and np.array_equal(a.volts, b.volts)
+                      and np.array_equal(a.icc, b.icc) and a.v_gate == b.v_gate)
+
+
+__all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "node_symbol", "render_batch"]
