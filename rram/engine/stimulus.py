@@ -152,6 +152,38 @@ def dc_loops(
                     v_gate)
 
 
+def sweep_phase(
+    v_top: float,
+    rate: float = 1e3,
+    icc: float = 100e-6,
+    phase: str = "set",
+    v_read: float = 0.1,
+    read_time: float = 10e-6,
+    read_edge: float = 1e-6,
+    v_step: float = 2e-3,
+    cycle: int = 0,
+    read_icc: float = 10e-3,
+    v_gate: float = 0.0,
+) -> Stimulus:
+    """One half of a DC loop: 0 → ``v_top`` → 0 at ``rate`` (V/s) with compliance
+    ``icc``, then a read pulse of ``v_read``.  Monte Carlo runs each SET and each RESET as
+    one such phase, so cycle-to-cycle parameters can change between them."""
+    v_top = _finite("v_top", v_top, nonzero=True)
+    rate = _finite("rate", rate, positive=True)
+    if phase not in ("set", "reset"):
+        raise InputError(f"phase {phase!r}: valid are set, reset")
+    ramp = abs(v_top) / rate
+    t0 = 0.0
+    times = [t0, t0 + ramp, t0 + 2 * ramp, t0 + 2 * ramp + read_edge,
+             t0 + 2 * ramp + read_edge + read_time, t0 + 2 * ramp + 2 * read_edge + read_time]
+    volts = [0.0, v_top, 0.0, v_read, v_read, 0.0]
+    t = np.array(times)
+    grid = np.union1d(_grid(t[:3], v_step / rate), np.linspace(t[2], t[5], 31))
+    return Stimulus(t, np.array(volts), np.array([icc, icc, read_icc, read_icc, read_icc]),
+                    np.full(5, cycle), (phase, phase, "read", "read", "read"), grid,
+                    float(v_gate))
+
+
 def pulse_train(
     amplitudes: Sequence[float],
     width: float,

@@ -1,0 +1,198 @@
+"""Monte Carlo of SET/RESET cycles: each operation a separate run, state carried over.
+
+Every SET and every RESET is simulated as one :func:`~rram.engine.stimulus.sweep_phase`
+(ramp, return, read pulse) with the parameters in effect for that operation: the base
+card, the device's D2D draw and the operation's C2C draw (:mod:`rram.mc.draws`).  The
+state at the end of one operation becomes the initial state (``x0``, ``w0``) of the
+next, so redrawing kinetic parameters between operations keeps the resistance
+continuous.  The same samples run in either engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..card import default_card
+from ..engine.stimulus import sweep_phase
+from ..equations import NM
+from ..errors import InputError
+from ..params import Card
+from ..variation import VariationSpec, default_variation
+from .draws import draw
+
+ENGINES = ("python", "ngspice", "veriloga")
+CIRCUITS = ("compliance", "1t1r", "resistor")
+METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
+                  "i_peak_A", "converged", "error")
+#: Parameters that set the initial state: varied once per device, then carried over.
+STATE_PARAMETERS = ("x0", "w0")
+#: Segments of a sweep phase: up, down, read edge, read plateau, read edge.
+_UP, _PLATEAU, _END = 0, 3, 4
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The measured operation: DC sweeps to ``v_set`` and ``v_reset`` at ``rate`` (V/s).
+
+    ``circuit``: ``compliance`` (source limited to ``icc_set`` on SET, ``icc_reset`` on
+    RESET), ``1t1r`` (gate at ``v_gate``) or ``resistor`` (``rs`` in series).  R_LRS and
+    R_HRS are read with a ``v_read`` pulse after each operation.
+    """
+
+    circuit: str = "compliance"
+    v_set: float = 2.0
+    v_reset: float = -2.0
+    rate: float = 1e3
+    icc_set: float = 100e-6
+    icc_reset: float = 10e-3
+    v_gate: float = 1.28
+    rs: float = 10e3
+    v_read: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.circuit not in CIRCUITS:
+            raise InputError(f"circuit {self.circuit!r}: valid are {', '.join(CIRCUITS)}")
+        for name in ("v_set", "v_reset", "rate", "icc_set", "icc_reset", "rs", "v_read"):
+            v = getattr(self, name)
+            if not np.isfinite(v) or (name not in ("v_set", "v_reset") and v <= 0):
+                raise InputError(f"protocol {name} must be finite"
+                                 + ("" if name in ("v_set", "v_reset") else " and > 0")
+                                 + f", got {v!r}")
+        if self.v_set * self.v_reset >= 0:
+            raise InputError("v_set and v_reset must have opposite signs")
+
+    def stimulus(self, event: str, cycle: int):
+        top, icc = (self.v_set, self.icc_set) if event == "set" else (self.v_reset,
+                                                                        self.icc_reset)
+        return sweep_phase(top, self.rate, icc, event, v_read=self.v_read, cycle=cycle,
+                           v_gate=self.v_gate if self.circuit == "1t1r" else 0.0)
+
+    @property
+    def circuit_params(self) -> dict[str, float]:
+        return {"rs": self.rs} if self.circuit == "resistor" else {}
+
+
+@dataclass(frozen=True)
+class MonteCarlo:
+    """A Monte Carlo study: ``devices`` × ``cycles`` SET/RESET operations."""
+
+    card: Card = field(default_factory=default_card)
+    spec: VariationSpec = field(default_factory=default_variation)
+    devices: int = 100
+    cycles: int = 10
+    seed: int = 0
+    engine: str = "python"
+    protocol: Protocol = field(default_factory=Protocol)
+
+    def __post_init__(self) -> None:
+        for name, hi in (("devices", 10**8), ("cycles", 10**6)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= hi:
+                raise InputError(f"{name} must be an integer in [1, {hi}], got {v!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
+                or self.seed < 0:
+            raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.engine not in ENGINES:
+            raise InputError(f"engine {self.engine!r}: valid are {', '.join(ENGINES)}")
+
+    @property
+    def columns(self) -> list[str]:
+        drawn = [f"{p}_{e}" for p in self.spec.parameters for e in ("set", "reset")]
+        return [*METRIC_COLUMNS, *drawn]
+
+    def fingerprint(self) -> dict:
+        """What identifies the study's samples (for provenance and resume)."""
+        from .. import __version__
+
+        spec_hash = hashlib.sha256(self.spec.to_json().encode()).hexdigest()
+        return {"rram_version": __version__, "card_sha256": self.card.digest,
+                "variation_sha256": spec_hash, "devices": int(self.devices),
+                "cycles": int(self.cycles), "seed": int(self.seed), "engine": self.engine,
+                "protocol": asdict(self.protocol)}
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps(self.fingerprint(), sort_keys=True).encode()
+                              ).hexdigest()[:16]
+
+
+def _simulate(mc: MonteCarlo, stimulus, cards: list[Card]):
+    if mc.engine == "python":
+        from ..engine.run import simulate
+
+        return simulate(mc.protocol.circuit, stimulus, cards=cards,
+                        circuit_params=mc.protocol.circuit_params, record=False)
+    from ..spice import ENGINE_MODELS, simulate_spice
+
+    return simulate_spice(mc.protocol.circuit, stimulus, cards=cards,
+                          circuit_params=mc.protocol.circuit_params,
+                          model=ENGINE_MODELS[mc.engine])
+
+
+def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
+    """Every cycle of ``devices``; one row per device and cycle (columns ``mc.columns``).
+
+    A device that fails to converge gets ``converged = False`` and the error for that
+    cycle and the ones after it (its state is lost); the others go on."""
+    devices = [int(d) for d in devices]
+    n = len(devices)
+    base = mc.card
+    # x0 and w0 vary the formed device (D2D); afterwards the state carries over
+    first = draw(mc.spec, base.values, mc.seed, devices, 0, "set")
+    gap = first.get("x0", np.full(n, base["x0"])).copy()
+    width = first.get("w0", np.full(n, base["w0"])).copy()
+    kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
+    error = [""] * n
+    table: dict[str, list] = {c: [] for c in mc.columns}
+    for cycle in range(mc.cycles):
+        out: dict[str, np.ndarray] = {
+            "v_set_V": np.full(n, np.nan), "v_reset_V": np.full(n, np.nan),
+            "r_lrs_ohm": np.full(n, np.nan), "r_hrs_ohm": np.full(n, np.nan),
+            "i_peak_A": np.full(n, np.nan)}
+        for event in ("set", "reset"):
+            values = draw(mc.spec, base.values, mc.seed, devices, cycle, event)
+            for p in mc.spec.parameters:
+                out[f"{p}_{event}"] = values[p]
+            alive = [i for i in range(n) if not error[i]]
+            if not alive:
+                continue
+            cards = [base.replace(
+                **{p: float(values[p][i]) for p in kinetic},
+                x0=float(np.clip(gap[i], 0.0, base["l0"])),
+                w0=float(np.clip(width[i], 1e-11, base["wcf"]))) for i in alive]
+            st = mc.protocol.stimulus(event, cycle)
+            res = _simulate(mc, st, cards)
+            ev = res.events
+            for j, i in enumerate(alive):
+                if res.status[j] != 0:
+                    why = dict((d, (w, t)) for d, w, t in res.failures())[j]
+                    error[i] = f"{event} of cycle {cycle}: {why[0]} at t = {why[1]:.4g} s"
+                    continue
+                r_read = ev["vcell_end"][j, _PLATEAU] / ev["iend"][j, _PLATEAU]
+                gap[i] = ev["gap_end"][j, _END] * NM
+                width[i] = ev["width_end"][j, _END] * NM
+                if event == "set":
+                    t = ev["tcross"][j, _UP]
+                    out["v_set_V"][i] = st.voltage(t) if np.isfinite(t) else np.nan
+                    out["i_peak_A"][i] = np.nanmax(ev["imax"][j, :2])
+                    out["r_lrs_ohm"][i] = r_read
+                else:
+                    t = ev["tdrop"][j, _UP]
+                    out["v_reset_V"][i] = st.voltage(t) if np.isfinite(t) else np.nan
+                    out["r_hrs_ohm"][i] = r_read
+        table["device"] += devices
+        table["cycle"] += [cycle] * n
+        for k in ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A"):
+            table[k] += out[k].tolist()
+        table["converged"] += [not e for e in error]
+        table["error"] += list(error)
+        for p in mc.spec.parameters:
+            for e in ("set", "reset"):
+                table[f"{p}_{e}"] += out[f"{p}_{e}"].tolist()
+    frame = pd.DataFrame(table, columns=mc.columns)
+    return frame.sort_values(["device", "cycle"], kind="stable").reset_index(drop=True)
