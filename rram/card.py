@@ -69,6 +69,9 @@ PARAMETERS: tuple[Parameter, ...] = (
        -0.5, 0.5, kind="instance"),
     _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
        kind="instance"),
+    _p("fw", 1, "", "Factor on the lateral-growth field term; the compliance hold voltage, "
+       "hence R_LRS, scales as 1/fw (variation of the CF surface field)", "instance", 0.05, 20,
+       kind="instance"),
     # Geometry
     _p("l0", 3e-9, "m", "Switching-layer thickness (v2.0 L0)", "geometry", 5e-10, 5e-8),
     _p("wcf", 5e-9, "m", "Maximum CF width, the cell width (v2.0 W_CF)", "geometry",

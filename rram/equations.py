@@ -259,7 +259,7 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     SET, stage 1 (vertical growth, gap closes):
         r_v = a·f·exp(−(E_a − Z·α·V_g/x)/kT)
     SET, stage 2 (lateral growth once the gap has closed, x < ``xlat``):
-        r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a − Z·α·V/L₀)/kT)
+        r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a − Z·α·f_w·V/L₀)/kT)
     RESET, the slower of two sequential steps (harmonic combination, not ``min``):
         r₁ = a·f·exp(−(E_i + r·Z·V_g)/kT)                 O²⁻ release (V_g < 0)
         r₂ = a·f·exp(−E_h/kT)·sinh(Z·α_h·|V_g|/(x·kT))    O²⁻ hopping across the gap
@@ -285,7 +285,7 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
         # √(w² + (wmin/100)²) instead of w: finite for any Newton iterate, 2e-6 relative
         ln(P.kw * (P.weff + P.weff * P.weff / (2.0 * sqrt(s.w * s.w + (0.01 * P.wmin) ** 2)))
            * P.f0)
-        + (P.zion * P.alpha * s.v_cell / P.l0 - ea) / kt,
+        + (P.zion * P.alpha * P.fw * s.v_cell / P.l0 - ea) / kt,
     )
     rate_lateral = let("rate_lateral", log_rate_cap(ln_rate_lateral))
     ln_rate_release = let(

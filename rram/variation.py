@@ -26,7 +26,7 @@ from .params import Card
 DISTRIBUTIONS = ("normal", "lognormal")
 KINDS = ("d2d", "c2c")
 #: Parameters that set rates only (no state, no conduction): safe to redraw per cycle.
-KINETIC = frozenset({"dea", "deh", "dei", "kw", "ea", "eh", "ei", "alpha", "alphah", "ri",
+KINETIC = frozenset({"dea", "deh", "dei", "kw", "fw", "ea", "eh", "ei", "alpha", "alphah", "ri",
                      "f0", "a0", "weff", "kwr"})
 _BY_NAME = {p.name: p for p in PARAMETERS}
 
@@ -95,13 +95,21 @@ def load_variation(path: str | Path) -> VariationSpec:
 
 
 def default_variation() -> VariationSpec:
-    """CF width growth, gap and barriers (physics.md §11 sensitivities; σ chosen to give
-    ln-σ(R_LRS) ≈ 0.2 and ln-σ(R_HRS) ≈ 0.5, V_set σ ≈ 0.1 V, V_reset σ ≈ 0.05 V)."""
+    """CF width, gap and barriers (physics.md §11), with these measured sensitivities:
+
+    * CF width → LRS: under compliance R_LRS = V_hold/I_cc and the hold voltage scales as
+      1/fw, so ln-σ(R_LRS) ≈ σ(ln fw); ``kw`` moves it only 0.04 per unit of ln kw.
+    * gap → HRS: ln-σ(R_HRS) ≈ 4·σ(deh/eV) at the default RESET amplitude.
+    * barriers → switching voltages: dV_set/d(dea) ≈ 3.7 V/eV, dV_reset/d(dei) ≈ 0.7 V/eV.
+
+    The default spec gives ln-σ(R_LRS) ≈ 0.09, ln-σ(R_HRS) ≈ 0.10, σ(V_set) ≈ 0.09 V,
+    σ(V_reset) ≈ 0.04 V on the default card (``rram mc`` prints the measured values).
+    """
     V = Variation
     return VariationSpec((
         V("x0", "d2d", "normal", 0.1e-9, "initial gap of the formed device (m)"),
-        V("kw", "d2d", "lognormal", 0.1, "lateral CF growth factor: CF width, LRS"),
-        V("kw", "c2c", "lognormal", 0.2, "lateral CF growth factor per SET"),
+        V("fw", "d2d", "lognormal", 0.06, "lateral-growth field factor: CF width, LRS"),
+        V("fw", "c2c", "lognormal", 0.06, "lateral-growth field factor per SET"),
         V("deh", "c2c", "normal", 0.025, "hopping barrier per RESET: gap, HRS (eV)"),
         V("dea", "d2d", "normal", 0.02, "generation barrier per device: V_set (eV)"),
         V("dea", "c2c", "normal", 0.02, "generation barrier per SET: V_set (eV)"),
