@@ -300,3 +300,4 @@ def generate() -> None:
 
 if __name__ == "__main__":
     main()
+from . import cli_fit  # noqa: E402,F401  (registers rram fit and rram fit-variation)

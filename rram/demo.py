@@ -6,7 +6,10 @@
 * ``metrics.csv``: V_set, V_reset, R_LRS, R_HRS per cycle;
 * ``phenomena.json`` and ``phenomena.md``: every measured figure and its verdict, with
   provenance (package version, card sha256);
-* ``plots/*.png``.
+* ``plots/*.png``;
+* ``mc/``: a small Monte Carlo of the default variation spec (``mc.csv`` with its
+  provenance ``mc.csv.json``, ``plots/`` with the probit CDFs, histograms, R versus cycle
+  and ``summary.csv``).
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ def _markdown(results: list[phenomena.Phenomenon], prov: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The demo's Monte Carlo: small enough for a minute, large enough for the CDFs.
+MC_DEVICES, MC_CYCLES, MC_SEED = 50, 5, 1
+
+
 def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[phenomena.Phenomenon]:
     out = Path(out)
     card = card or default_card()
@@ -85,4 +92,22 @@ def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[pheno
     plots.hrs_vs_reset_voltage(by["hrs_vs_reset_voltage"], pl / "hrs_vs_reset_voltage.png")
     plots.overshoot(by["overshoot"], pl / "overshoot.png")
     plots.read_disturb(by["read_disturb"], pl / "read_disturb.png")
+    _monte_carlo(card, out / "mc", log)
     return results
+
+
+def _monte_carlo(card: Card, out: Path, log) -> None:
+    """A small Monte Carlo of the default variation spec, with its plots and summary."""
+    from .mc import MonteCarlo
+    from .mc.backend import run_mc
+    from .mc.report import load_table, summary, write_plots
+
+    log(f"  monte carlo: {MC_DEVICES} devices x {MC_CYCLES} cycles ...")
+    table = out / "mc.csv"
+    # parts of an interrupted earlier demo belong to the same study: finish them
+    resume = table.with_name(table.name + ".parts").exists()
+    mc = MonteCarlo(card=card, devices=MC_DEVICES, cycles=MC_CYCLES, seed=MC_SEED)
+    run_mc(mc, table, workers=1, progress=False, resume=resume)
+    frame = load_table(table)
+    write_plots(frame, out / "plots")
+    log(summary(frame).to_string(float_format=lambda v: f"{v:.4g}"))

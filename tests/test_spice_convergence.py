@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+import numpy as np
+
+from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
 from rram.spice import simulate_spice
 from rram.variation import corner_cards, default_variation
@@ -26,23 +29,30 @@ def run(bench: str, model: str, n: int, seed: int):
     cards = corner_cards(default_variation(), n, seed=seed)
     res = simulate_spice(circuit, stimulus, cards=cards, circuit_params=params, model=model)
     retried = int((res.meta["retries"] > 0).sum())
-    switched = int((res.events["imax"][:, 0] > 40e-6).sum())  # every loop did SET
+    switched = res.events["imax"][:, 0] > 40e-6  # the loop did SET
+    # Corners with a low fw and a high dea SET so late that the CF stays thin (physics,
+    # not convergence): the same devices must fail to SET in the Python engine.
+    py = simulate(circuit, stimulus, cards=cards, circuit_params=params, record=False)
+    expected = py.events["imax"][:, 0] > 40e-6
     print(f"{model} {bench}: {n - len(res.failures())}/{n} converged "
-          f"({n - retried} on the first attempt), {switched} switched")
-    return res, retried, switched
+          f"({n - retried} on the first attempt), {switched.sum()} switched "
+          f"(Python engine: {expected.sum()})")
+    assert expected.mean() >= 0.95
+    # at most a device or two right at the SET/no-SET edge may land on the other side
+    return res, retried, int(np.sum(switched != expected))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("bench", ["dc-loop", "1t1r"])
 def test_a_thousand_corner_cards_converge_with_the_osdi_build(bench):
-    res, retried, switched = run(bench, "osdi", 1000, seed=1)
+    res, retried, mismatched = run(bench, "osdi", 1000, seed=1)
     assert not res.failures(), res.failures()[:5]
-    assert switched == 1000
+    assert mismatched <= 2
     assert retried <= 30  # measured: 0 (dc-loop) and 21 (1t1r) of 1000
 
 
 @pytest.mark.slow
 def test_corner_cards_converge_with_the_subcircuit():
-    res, _retried, switched = run("1t1r", "subckt", 40, seed=2)
+    res, _retried, mismatched = run("1t1r", "subckt", 40, seed=2)
     assert not res.failures(), res.failures()[:5]
-    assert switched == 40
+    assert mismatched <= 2

@@ -30,7 +30,9 @@ def _stream(seed: int, device: int, cycle: int, event: str) -> np.random.Generat
 
 
 def _apply(v: Variation, base: float, z: float) -> float:
-    return base * math.exp(v.sigma * z) if v.distribution == "lognormal" else base + v.sigma * z
+    if v.distribution == "lognormal":
+        return base * math.exp(v.shift + v.sigma * z)
+    return base + v.shift + v.sigma * z
 
 
 def _truncated(v: Variation, base: float, rng: np.random.Generator) -> float:

@@ -1,0 +1,115 @@
+"""``rram fit`` and ``rram fit-variation``: calibration from the command line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from .cli import _finite, _load_card, handle_errors, main
+from .errors import InputError
+
+
+def _cycle_range(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", text)
+    if not m or int(m.group(1)) > int(m.group(2)):
+        raise InputError(f"--cycles {text!r}: expected A:B with A <= B (e.g. 400:500)")
+    return int(m.group(1)), int(m.group(2))
+
+
+@main.command()
+@click.argument("iv_files", nargs=-1, required=True, type=click.Path(exists=True,
+                                                                     dir_okay=False))
+@click.option("--cycle", type=int, default=None,
+              help="Cycle to fit [default: the median cycle of the data].")
+@click.option("--cycles", "cycle_range", default=None, metavar="A:B",
+              help="Choose the median cycle among cycles A..B only.")
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Initial card [default: the built-in card].")
+@click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Recipe JSON [default: rram.fit.recipe.default_recipe].")
+@click.option("--compliance", type=float, default=None, callback=_finite,
+              help="SET compliance (A) [default: the SET sweeps' median peak current].")
+@click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
+              default="auto", show_default=True)
+@click.option("--voltage-column", default=None, help="Name of the voltage column.")
+@click.option("--current-column", default=None, help="Name of the current column.")
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Fitted card (JSON, with provenance and the fit report).")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Overlay plot of log|I| against V (PNG).")
+@handle_errors
+def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
+        voltage_column, current_column, out, plot) -> None:
+    """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
+    (one file with whole loops, or one file per polarity)."""
+    from .fit.data import load_iv, sha256_of
+    from .fit.iv import fit_loop
+    from .fit.loop import build_loops, median_cycle, select_loop
+    from .fit.recipe import default_recipe, load_recipe
+    from .fit.report import fitted_card, overlay_plot, save_card, text_report
+
+    if cycle is not None and cycle_range is not None:
+        raise InputError("give --cycle or --cycles, not both")
+    recipe = load_recipe(recipe_path) if recipe_path else default_recipe()
+    curves = [c for f in iv_files for c in load_iv(
+        f, voltage=voltage_column, current=current_column)]
+    loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset)
+    if cycle is not None:
+        loop = select_loop(loops, cycle)
+    else:
+        span = _cycle_range(cycle_range)
+        pool = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]
+        if not pool:
+            raise InputError(f"--cycles {cycle_range}: no cycle with both sweeps in range")
+        loop = median_cycle(pool)
+    click.echo(f"fitting cycle {loop.cycle} ({len(loop.time)} points, SET at "
+               f"{'negative' if loop.polarity < 0 else 'positive'} V, compliance "
+               f"{loop.icc_set:.4g} A)", err=True)
+    result = fit_loop(loop, _load_card(card_path), recipe,
+                      log=lambda s: click.echo(s, err=True))
+    card = fitted_card(result, recipe, sha256_of(*iv_files), [Path(f).name for f in iv_files],
+                       loop)
+    save_card(card, out)
+    click.echo(text_report(result))
+    click.echo(f"wrote {out} (card {card.digest[:12]})", err=True)
+    if plot:
+        overlay_plot(loop, result.model_current, plot,
+                     f"cycle {loop.cycle}: RMS {result.rms_dec:.3f} dec")
+        click.echo(f"wrote {plot}", err=True)
+
+
+@main.command("fit-variation")
+@click.argument("dist_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Fitted card [default: the built-in card].")
+@click.option("--devices", type=click.IntRange(20, 100_000), default=200, show_default=True,
+              help="Simulated devices per evaluation.")
+@click.option("--cycles", type=click.IntRange(1, 100), default=3, show_default=True,
+              help="Simulated cycles per device.")
+@click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="Variation spec JSON.")
+@click.option("--plots", type=click.Path(file_okay=False), default=None,
+              help="Probit CDF overlays of data and model.")
+@handle_errors
+def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, out, plots) -> None:
+    """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
+    distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
+    v_reset_V])."""
+    from .fit.data import load_distribution, sha256_of
+    from .fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
+
+    target = target_of(load_distribution(dist_file))
+    card = _load_card(card_path)
+    result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
+                           log=lambda s: click.echo(s, err=True))
+    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card)
+    click.echo(result.report())
+    click.echo(f"wrote {out}", err=True)
+    if plots:
+        for p in overlay_cdfs(result, plots):
+            click.echo(f"wrote {p}", err=True)

@@ -1,0 +1,277 @@
+"""Measured data: I-V sweeps and resistance distributions, loaded strictly.
+
+Every problem is an :class:`~rram.errors.InputError` that names the file, the line (as
+an editor counts them, header = line 1) and the problem; nothing is dropped silently.
+
+I-V files are CSV with one row per point.  Columns are found by common names
+(``voltage``/``V``/``V_V``/``AV``, ``current``/``I``/``I_A``/``AI``, ``time``/``t``/
+``time_s``, ``cycle``/``run``) or given explicitly; a unit suffix in the name
+(``V_mV``, ``I_uA``, ``time_ms``, ...) is converted to SI, an unknown one refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+
+ROLES = ("voltage", "current", "time", "cycle")
+ALIASES = {
+    "voltage": ("voltage", "v", "av", "vcell", "bias", "volt", "volts"),
+    "current": ("current", "i", "ai", "icell", "amps"),
+    "time": ("time", "t"),
+    "cycle": ("cycle", "cyc", "run", "sweep"),
+}
+UNITS = {
+    "voltage": {"": 1.0, "v": 1.0, "mv": 1e-3},
+    "current": {"": 1.0, "a": 1.0, "ma": 1e-3, "ua": 1e-6, "na": 1e-9},
+    "time": {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6},
+    "cycle": {"": 1.0},
+}
+#: A point beyond this multiple of the compliance is not a compliance-limited sweep.
+COMPLIANCE_MARGIN = 1.5
+STATES = ("HRS", "LRS")
+
+
+@dataclass(frozen=True)
+class IVCurve:
+    """One measured sweep (one cycle of one file): time (s), voltage (V), current (A)."""
+
+    cycle: int
+    time: np.ndarray
+    voltage: np.ndarray
+    current: np.ndarray
+    source: str
+
+    @property
+    def v_peak(self) -> float:
+        """The sweep's extreme voltage (signed)."""
+        return float(self.voltage[np.argmax(np.abs(self.voltage))])
+
+
+def sha256_of(*paths: str | Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(str(p) for p in paths):
+        h.update(Path(p).read_bytes())
+    return h.hexdigest()
+
+
+def _split_unit(name: str) -> tuple[str, str]:
+    """``"I_uA"`` → (``"i"``, ``"ua"``); ``"current (mA)"`` → (``"current"``, ``"ma"``)."""
+    s = name.strip().lower()
+    m = re.fullmatch(r"(.+?)\s*[\[(]\s*(\w+)\s*[\])]", s)
+    if m:
+        return m.group(1).strip(), m.group(2)
+    if "_" in s:
+        base, unit = s.rsplit("_", 1)
+        return base, unit
+    return s, ""
+
+
+def _find_column(columns: list[str], role: str, given: str | None, path: Path) -> str | None:
+    if given is not None:
+        if given not in columns:
+            raise InputError(f"{path}: no column {given!r} for the {role} "
+                             f"(columns: {', '.join(columns)})")
+        return given
+    hits = [c for c in columns if c.strip().lower() in ALIASES[role]
+            or _split_unit(c)[0] in ALIASES[role] or c.strip().lower() == f"{role}_s"]
+    if len(hits) > 1:
+        raise InputError(f"{path}: columns {', '.join(hits)} could all be the {role}; "
+                         f"name one with --{role}-column")
+    return hits[0] if hits else None
+
+
+def _scale(column: str, role: str, path: Path) -> float:
+    base, unit = _split_unit(column)
+    if base not in ALIASES[role] and not column.strip().lower().startswith(role):
+        return 1.0  # explicitly named column: SI assumed
+    units = UNITS[role]
+    if unit not in units:
+        raise InputError(f"{path}: column {column!r}: unknown {role} unit {unit!r} "
+                         f"(valid: {', '.join(u for u in units if u) or 'none'})")
+    return units[unit]
+
+
+def _numeric(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{path}, line {i + 2}: column {column!r}: "
+                         f"{frame[column].iloc[i]!r} is not a finite number")
+    return values
+
+
+def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None = None,
+            time: str | None = None, cycle: str | None = None,
+            compliance: float | None = None, cycles: set[int] | None = None
+            ) -> list[IVCurve]:
+    """The sweeps of an I-V CSV, one :class:`IVCurve` per cycle and polarity (in file
+    order: a cycle that holds a whole loop gives its two sweeps).
+
+    Each sweep must leave zero and come back (both branches, ≥ 3 points each); with
+    ``compliance`` (A) no point may exceed it by more than :data:`COMPLIANCE_MARGIN`.
+    ``cycles`` keeps only those cycle numbers (an error if one is missing)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    try:
+        frame = pd.read_csv(path, dtype=str, skip_blank_lines=False, encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a CSV file ({exc})") from None
+    columns = [str(c) for c in frame.columns]
+    found = {role: _find_column(columns, role, given, path)
+             for role, given in zip(ROLES, (voltage, current, time, cycle), strict=True)}
+    for role in ("voltage", "current"):
+        if found[role] is None:
+            raise InputError(f"{path}: no {role} column (looked for "
+                             f"{', '.join(ALIASES[role])}, with an optional unit suffix; "
+                             f"columns: {', '.join(columns)})")
+    if frame.empty:
+        raise InputError(f"{path}: no data rows")
+    v = _numeric(frame, found["voltage"], path) * _scale(found["voltage"], "voltage", path)
+    i = _numeric(frame, found["current"], path) * _scale(found["current"], "current", path)
+    if found["time"]:
+        t = _numeric(frame, found["time"], path) * _scale(found["time"], "time", path)
+    else:
+        t = np.arange(len(frame), dtype=float)
+    c = _numeric(frame, found["cycle"], path) if found["cycle"] else np.ones(len(frame))
+    if np.any(c != np.round(c)):
+        k = int(np.argmax(c != np.round(c)))
+        raise InputError(f"{path}, line {k + 2}: cycle {c[k]!r} is not an integer")
+    if compliance is not None and not (math.isfinite(compliance) and compliance > 0):
+        raise InputError(f"compliance must be a finite current > 0 A, got {compliance!r}")
+    starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
+    ends = np.r_[starts[1:], len(c)]
+    seen: set[int] = set()
+    curves = []
+    for a, b in zip(starts, ends, strict=True):
+        n = int(c[a])
+        if n in seen:
+            raise InputError(f"{path}, line {a + 2}: cycle {n} appears in two separate blocks")
+        seen.add(n)
+        if cycles is not None and n not in cycles:
+            continue
+        for lo, hi in _sweeps(v[a:b]):
+            curves.append(_curve(path, n, a + lo, t[a + lo:a + hi], v[a + lo:a + hi],
+                                 i[a + lo:a + hi], compliance))
+    if cycles is not None and (missing := sorted(cycles - seen)):
+        raise InputError(f"{path}: cycle(s) {', '.join(map(str, missing))} not in the file "
+                         f"(it has {min(seen)}..{max(seen)}, {len(seen)} cycles)")
+    return curves
+
+
+def _sweeps(v: np.ndarray) -> list[tuple[int, int]]:
+    """Index ranges of the single-polarity sweeps of one cycle (a full loop
+    0 → −V → 0 → +V → 0 in one cycle is two sweeps; a point at 0 V joins both)."""
+    sign = np.sign(v)
+    nz = np.flatnonzero(sign)
+    if nz.size == 0:
+        return [(0, len(v))]
+    changes = [k for k in range(1, nz.size) if sign[nz[k]] != sign[nz[k - 1]]]
+    bounds, start = [], 0
+    for k in changes:
+        end = nz[k - 1] + 1  # past the last point of the old polarity
+        while end < nz[k] and v[end] == 0:
+            end += 1
+        bounds.append((start, end))
+        start = nz[k - 1] + 1
+    bounds.append((start, len(v)))
+    return bounds
+
+
+def _curve(path: Path, n: int, a: int, t, v, i, compliance) -> IVCurve:
+    line = a + 2
+    if np.any(np.diff(t) <= 0):
+        k = int(np.argmax(np.diff(t) <= 0)) + 1
+        raise InputError(f"{path}, line {line + k}: time does not increase (cycle {n})")
+    top = int(np.argmax(np.abs(v)))
+    if top < 2 or len(v) - 1 - top < 2 or abs(v[top]) <= 0:
+        raise InputError(f"{path}, line {line}: cycle {n} is not a sweep with both branches "
+                         f"(0 → {v[top]:g} V → 0 needs ≥ 3 points on each side of the peak)")
+    if compliance is not None:
+        over = np.abs(i) > COMPLIANCE_MARGIN * compliance
+        if over.any():
+            k = int(np.argmax(over))
+            raise InputError(f"{path}, line {line + k}: |I| = {abs(i[k]):.4g} A exceeds the "
+                             f"compliance {compliance:g} A by more than "
+                             f"{COMPLIANCE_MARGIN:g}x (cycle {n}): wrong units or compliance?")
+    return IVCurve(n, t - t[0], v, i, f"{path}:{line}")
+
+
+def load_distribution(path: str | Path) -> pd.DataFrame:
+    """A resistance distribution: columns ``device, cycle, state (HRS|LRS),
+    resistance_ohm`` (plus optional ``v_set_V``/``v_reset_V`` columns, state-free)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such file")
+    frame = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
+    need = ("device", "cycle", "state", "resistance_ohm")
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)} "
+                         f"(need {', '.join(need)}; have {', '.join(map(str, frame.columns))})")
+    out = pd.DataFrame({"device": frame["device"].astype(str).str.strip()})
+    out["cycle"] = _numeric(frame, "cycle", path).astype(int)
+    state = frame["state"].astype(str).str.strip().str.upper()
+    bad = ~state.isin(STATES)
+    if bad.any():
+        k = int(np.argmax(bad.to_numpy()))
+        raise InputError(f"{path}, line {k + 2}: state {frame['state'].iloc[k]!r} "
+                         f"(valid: {', '.join(STATES)})")
+    out["state"] = state
+    r = _numeric(frame, "resistance_ohm", path)
+    if np.any(r <= 0):
+        k = int(np.argmax(r <= 0))
+        raise InputError(f"{path}, line {k + 2}: resistance_ohm {r[k]:g} must be > 0")
+    out["resistance_ohm"] = r
+    for col in ("v_set_V", "v_reset_V"):
+        if col in frame.columns:
+            x = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
+            out[col] = x
+    return out
+
+
+def load_tud_summary(path: str | Path, v_read: float = 0.2) -> pd.DataFrame:
+    """The Keithley per-cycle extraction of the TUD device (see the data README):
+    one row per cycle with ``cycle, v_set_V, v_reset_V, r_lrs_ohm, r_hrs_ohm`` (read at
+    ±``v_read``; V_set negative as measured, V_reset positive)."""
+    path = Path(path)
+    rows = []
+    for k, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines()[2:], start=3):
+        f = raw.split("\t")
+        if not raw.strip():
+            continue
+        try:
+            cyc, ilrs, ihrs, vset = int(f[0]), float(f[1]), float(f[2]), float(f[3])
+            vreset = float(f[17])
+        except (ValueError, IndexError):
+            raise InputError(f"{path}, line {k}: not a summary row (cycle, SET_negative "
+                             "ILRS/IHRS/VSET ... RESET_positive VRESET)") from None
+        if min(ilrs, ihrs) <= 0:
+            raise InputError(f"{path}, line {k}: read currents must be > 0")
+        rows.append((cyc, -abs(vset), vreset, v_read / ilrs, v_read / ihrs))
+    if not rows:
+        raise InputError(f"{path}: no data rows")
+    return pd.DataFrame(rows, columns=["cycle", "v_set_V", "v_reset_V", "r_lrs_ohm",
+                                       "r_hrs_ohm"])
+
+
+def summary_to_distribution(summary: pd.DataFrame, device: str = "1") -> pd.DataFrame:
+    """Per-cycle metrics as the distribution format (two rows per cycle)."""
+    parts = []
+    for state, col in (("LRS", "r_lrs_ohm"), ("HRS", "r_hrs_ohm")):
+        parts.append(pd.DataFrame({"device": device, "cycle": summary["cycle"],
+                                   "state": state, "resistance_ohm": summary[col],
+                                   "v_set_V": summary["v_set_V"],
+                                   "v_reset_V": summary["v_reset_V"]}))
+    return pd.concat(parts, ignore_index=True).sort_values(["cycle", "state"],
+                                                           kind="stable").reset_index(drop=True)

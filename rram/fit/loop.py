@@ -1,0 +1,232 @@
+"""A measured SET/RESET loop as a stimulus, its simulation, and the figures of merit.
+
+The simulation replays the measured voltage sequence (the instrument's own time stamps)
+through the compliance circuit, the SET branch limited to ``icc_set`` and the RESET
+branch to ``icc_reset``, and samples the current at the measured points.  V_set and
+V_reset are read off data and model by the same rules (:func:`switching_voltages`), so
+the comparison is like for like.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine.run import simulate
+from ..engine.stimulus import Stimulus
+from ..errors import InputError
+from ..params import Card
+from .data import IVCurve
+
+#: Currents below this (A) are instrument noise: both sides are floored before the log.
+I_FLOOR = 1e-9
+#: Points closer to 0 V than this (V) carry no information on the state.
+V_MIN = 0.05
+#: Time between the end of the SET sweep and the start of the RESET sweep (s).
+GAP_S = 1e-3
+
+
+@dataclass(frozen=True)
+class MeasuredLoop:
+    """SET sweep then RESET sweep of one cycle, with their compliances (A)."""
+
+    set: IVCurve
+    reset: IVCurve
+    icc_set: float
+    icc_reset: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.set.v_peak * self.reset.v_peak >= 0:
+            raise InputError(f"{self.set.source} and {self.reset.source}: the SET and RESET "
+                             "sweeps must go to opposite polarities")
+        for name in ("icc_set", "icc_reset"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise InputError(f"{name} must be a finite current > 0 A, got {v!r}")
+
+    @property
+    def cycle(self) -> int:
+        return self.set.cycle
+
+    @property
+    def time(self) -> np.ndarray:
+        return np.concatenate([self.set.time, self.set.time[-1] + GAP_S + self.reset.time])
+
+    @property
+    def voltage(self) -> np.ndarray:
+        return np.concatenate([self.set.voltage, self.reset.voltage])
+
+    @property
+    def current(self) -> np.ndarray:
+        return np.concatenate([self.set.current, self.reset.current])
+
+    @property
+    def is_set(self) -> np.ndarray:
+        return np.r_[np.ones(len(self.set.time), bool), np.zeros(len(self.reset.time), bool)]
+
+    @property
+    def polarity(self) -> float:
+        """+1 for a device that SETs at positive voltage, −1 at negative."""
+        return float(np.sign(self.set.v_peak))
+
+    def stimulus(self) -> Stimulus:
+        t, v = self.time, self.voltage
+        if v[0] != 0.0:  # start from rest: the states are defined at 0 V
+            t, v = np.r_[t[0] - GAP_S, t], np.r_[0.0, v]
+        t = t - t[0]
+        n_set = len(t) - len(self.reset.time)
+        icc = np.where(np.arange(len(t) - 1) < n_set - 1, self.icc_set, self.icc_reset)
+        phases = tuple("set" if k < n_set - 1 else "reset" for k in range(len(t) - 1))
+        return Stimulus(t, v, icc, np.zeros(len(t) - 1, int), phases, t[-len(self.time):])
+
+    def mask(self) -> np.ndarray:
+        """Points that enter the residual (not at rest)."""
+        return np.abs(self.voltage) >= V_MIN
+
+
+def _plateau(c: IVCurve) -> int:
+    """Points within 1% of the sweep's largest |I|: a compliance plateau is long."""
+    i = np.abs(c.current)
+    return int(np.sum(i >= 0.99 * i.max()))
+
+
+def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
+                set_polarity: str = "auto", icc_reset: float = 0.1) -> list[MeasuredLoop]:
+    """Pair each cycle's SET and RESET sweeps into :class:`MeasuredLoop` objects.
+
+    ``set_polarity`` is ``negative``, ``positive`` or ``auto`` (the polarity whose sweeps
+    sit longest on a current plateau: the compliance).  ``icc_set`` defaults to the
+    median peak |I| of the SET sweeps (the instrument's compliance)."""
+    if set_polarity not in ("auto", "negative", "positive"):
+        raise InputError(f"set polarity {set_polarity!r}: valid are auto, negative, positive")
+    by = {-1.0: {}, 1.0: {}}
+    for c in curves:
+        sign = float(np.sign(c.v_peak))
+        if c.cycle in by[sign]:
+            raise InputError(f"{c.source}: cycle {c.cycle} has two sweeps of the same polarity")
+        by[sign][c.cycle] = c
+    if set_polarity == "auto":
+        if not by[-1.0] or not by[1.0]:
+            raise InputError("the data need sweeps of both polarities (SET and RESET)")
+        plateau = {s: np.median([_plateau(c) for c in by[s].values()]) for s in by}
+        if plateau[-1.0] == plateau[1.0]:
+            raise InputError("cannot tell the SET polarity from the data: pass it "
+                             "(--set-polarity negative|positive)")
+        sign = max(plateau, key=plateau.get)
+    else:
+        sign = -1.0 if set_polarity == "negative" else 1.0
+    sets, resets = by[sign], by[-sign]
+    cycles = sorted(set(sets) & set(resets))
+    if not cycles:
+        raise InputError("no cycle has both a SET and a RESET sweep")
+    if icc_set is None:
+        icc_set = float(np.median([np.abs(sets[n].current).max() for n in cycles]))
+    return [MeasuredLoop(sets[n], resets[n], icc_set, icc_reset) for n in cycles]
+
+
+def select_loop(loops: Sequence[MeasuredLoop], cycle: int) -> MeasuredLoop:
+    for lp in loops:
+        if lp.cycle == cycle:
+            return lp
+    have = [lp.cycle for lp in loops]
+    raise InputError(f"cycle {cycle} has no SET and RESET sweep pair (cycles with both: "
+                     f"{have[0]}..{have[-1]}, {len(have)} in all)")
+
+
+def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Current (A) at the measured points for each card, shape (len(cards), points), and
+    each card's V_set (V) from the engine's threshold event (|I| reaching half the SET
+    compliance, located within the integrator's steps: continuous in the parameters,
+    unlike a crossing between 10 mV data points).  NaN for cards that fail."""
+    st = loop.stimulus()
+    res = simulate("compliance", st, cards=list(cards), record=True)
+    out = np.full((len(cards), len(st.sample_times)), np.nan)
+    v_set = np.full(len(cards), np.nan)
+    set_segments = np.array([ph == "set" for ph in st.phases])
+    for d in range(len(cards)):
+        if res.status[d] in (0, 1):
+            a = res.device_arrays(d)
+            if len(a["current_A"]) == out.shape[1]:
+                out[d] = a["current_A"]
+            t = res.events["tcross"][d][set_segments]
+            hit = t[np.isfinite(t)]
+            if hit.size:
+                v_set[d] = float(st.voltage(hit[0]))
+    return out, v_set
+
+
+def log_residual(model_i: np.ndarray, data_i: np.ndarray) -> np.ndarray:
+    """log₁₀|I_model| − log₁₀|I_data|, both floored at :data:`I_FLOOR`."""
+    return (np.log10(np.maximum(np.abs(model_i), I_FLOOR))
+            - np.log10(np.maximum(np.abs(data_i), I_FLOOR)))
+
+
+def switching_voltages(loop: MeasuredLoop, current: np.ndarray) -> tuple[float, float]:
+    """(V_set, V_reset) of a current trace on the loop's points.
+
+    V_set: where |I| first reaches half the SET compliance on the SET sweep's way out;
+    V_reset: where |I| first falls below 0.9 of its running peak on the RESET sweep's way
+    out (the engines' ``tcross`` and ``tdrop`` events).  Linear interpolation; NaN when
+    the event does not happen."""
+    n = len(loop.set.time)
+    v, i = loop.voltage, np.abs(current)
+    out = []
+    for lo, hi, rule in ((0, n, "set"), (n, len(v), "reset")):
+        top = lo + int(np.argmax(np.abs(v[lo:hi])))
+        # from the first point off rest: noise near 0 V is no switching event
+        first = lo + int(np.argmax(np.abs(v[lo:top + 1]) >= V_MIN))
+        vv, ii = v[first:top + 1], i[first:top + 1]
+        if rule == "set":
+            hit = np.flatnonzero(ii >= 0.5 * loop.icc_set)
+        else:
+            peak = np.maximum.accumulate(ii)
+            hit = np.flatnonzero((ii < 0.9 * peak) & (peak >= 1e-9))
+        if not len(hit) or hit[0] == 0:
+            out.append(np.nan)
+            continue
+        k = hit[0]
+        target = 0.5 * loop.icc_set if rule == "set" else 0.9 * peak[k - 1]
+        f = (target - ii[k - 1]) / (ii[k] - ii[k - 1]) if ii[k] != ii[k - 1] else 1.0
+        out.append(float(vv[k - 1] + np.clip(f, 0, 1) * (vv[k] - vv[k - 1])))
+    return out[0], out[1]
+
+
+def read_resistances(loop: MeasuredLoop, current: np.ndarray, v_read: float = 0.2
+                     ) -> tuple[float, float]:
+    """(R_LRS, R_HRS) read at |V| = ``v_read`` on the way back of the SET and RESET
+    sweeps (as the instrument extracts them)."""
+    n = len(loop.set.time)
+    v, i = loop.voltage, current
+    out = []
+    for lo, hi in ((0, n), (n, len(v))):
+        top = lo + int(np.argmax(np.abs(v[lo:hi])))
+        vb, ib = np.abs(v[top:hi])[::-1], np.abs(i[top:hi])[::-1]
+        out.append(float(v_read / np.interp(v_read, vb, ib)) if vb[-1] >= v_read else np.nan)
+    return out[0], out[1]
+
+
+def loop_metrics(loop: MeasuredLoop, current: np.ndarray | None = None) -> dict[str, float]:
+    cur = loop.current if current is None else current
+    v_set, v_reset = switching_voltages(loop, cur)
+    r_lrs, r_hrs = read_resistances(loop, cur)
+    return {"v_set_V": v_set, "v_reset_V": v_reset, "r_lrs_ohm": r_lrs, "r_hrs_ohm": r_hrs}
+
+
+def median_cycle(loops: Sequence[MeasuredLoop]) -> MeasuredLoop:
+    """The loop whose V_set, V_reset, ln R_LRS and ln R_HRS lie closest to the medians
+    of all loops (each in units of its spread, the median absolute deviation)."""
+    if not loops:
+        raise InputError("no loops to choose a median cycle from")
+    rows = np.array([[m["v_set_V"], m["v_reset_V"], np.log(m["r_lrs_ohm"]),
+                      np.log(m["r_hrs_ohm"])] for m in map(loop_metrics, loops)])
+    ok = np.all(np.isfinite(rows), axis=1)
+    if not ok.any():
+        raise InputError("no loop switches (V_set, V_reset, R_LRS and R_HRS all found)")
+    med = np.median(rows[ok], axis=0)
+    mad = np.median(np.abs(rows[ok] - med), axis=0)
+    dist = np.where(ok, np.sum(((rows - med) / np.where(mad > 0, mad, 1.0)) ** 2, axis=1),
+                    np.inf)
+    return loops[int(np.argmin(dist))]

@@ -1,0 +1,88 @@
+"""Reports of a loop fit: the fitted card with provenance, a text report, overlay plots."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..io import write_text_atomic
+from ..params import Card
+from .iv import LoopFit
+from .loop import MeasuredLoop
+from .recipe import Recipe
+
+
+def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> dict[str, float]:
+    """The measurement as a Monte Carlo protocol: sweep amplitudes, rate, compliance."""
+    dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
+    moving = dv > 0
+    return {"v_set": loop.set.v_peak, "v_reset": loop.reset.v_peak,
+            "rate": float(np.median(dv[moving] / dt[moving])), "icc_set": loop.icc_set,
+            "v_read": v_read}
+
+
+def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[str],
+                loop: MeasuredLoop) -> Card:
+    """The fitted card, its metadata carrying the provenance and the fit figures."""
+    stages = [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
+               "seconds": round(s.seconds, 2), "parameters": s.parameters,
+               "correlations": s.correlations} for s in fit.stages]
+    return fit.card.with_meta(provenance={
+        "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
+        "cycle": loop.cycle, "recipe": json.loads(recipe.to_json())},
+        fit={**fit.figures(), "protocol": protocol_of_loop(loop), "stages": stages})
+
+
+def save_card(card: Card, path: str | Path) -> Path:
+    return write_text_atomic(path, _clean(card.to_json()))
+
+
+def _clean(text: str) -> str:
+    # NaN (a standard error lmfit could not estimate) is not JSON: write null
+    return text.replace("NaN", "null")
+
+
+def text_report(fit: LoopFit) -> str:
+    lines = [f"RMS log10 error over the loop: {fit.rms_dec:.3f} decades "
+             f"({fit.seconds:.1f} s)"]
+    for label, (d, m), unit in (("V_set", fit.v_set, "V"), ("V_reset", fit.v_reset, "V"),
+                                ("R_LRS", fit.r_lrs, "ohm"), ("R_HRS", fit.r_hrs, "ohm")):
+        diff = f"{1e3 * (m - d):+.1f} mV" if unit == "V" else f"{100 * (m / d - 1):+.1f} %"
+        lines.append(f"  {label:8s} data {d:11.4g} {unit:3s} model {m:11.4g} {unit:3s} ({diff})")
+    final = fit.stages[-1]
+    lines.append(f"fitted parameters (stage {final.name}; ± one standard error):")
+    seen = {}
+    for s in fit.stages:
+        seen.update(s.parameters)
+    seen.update(final.parameters)
+    for name, p in seen.items():
+        err = p["stderr"]
+        rel = f"± {100 * err / abs(p['value']):.2g} %" if math.isfinite(err) and p["value"] \
+            else "± n/a"
+        lines.append(f"  {name:8s} {p['value']:12.5g}  {rel}")
+    strong = {k: v for k, v in final.correlations.items() if abs(v) >= 0.95}
+    if strong:
+        lines.append("strongly correlated pairs (|r| >= 0.95): "
+                     + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(strong.items())))
+    return "\n".join(lines)
+
+
+def overlay_plot(loop: MeasuredLoop, current: np.ndarray, path: str | Path, title: str,
+                 extra: dict[str, np.ndarray] | None = None) -> Path:
+    """log|I| against V of the data and the model (and ``extra`` traces)."""
+    from ..plots import _save, plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.6))
+    v = loop.voltage
+    ax.semilogy(v, np.abs(loop.current) + 1e-12, ".", ms=3, color="0.3", label="measured")
+    ax.semilogy(v, np.abs(current) + 1e-12, "-", lw=1.4, color="C3", label="model (Python)")
+    for k, (label, trace) in enumerate((extra or {}).items()):
+        ax.semilogy(v, np.abs(trace) + 1e-12, "--", lw=1, color=f"C{k}", label=label)
+    ax.set(xlabel="voltage (V)", ylabel="|I| (A)", title=title, ylim=(1e-8, None))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)

@@ -1,0 +1,258 @@
+"""Fit the Monte Carlo variation spec to measured distributions (lmfit).
+
+Each measured distribution is tied to its physical carrier (physics.md §11):
+
+=============  ==========  ====================================================
+metric          carrier     distribution of the carrier
+=============  ==========  ====================================================
+R_LRS           ``fw``      lognormal: the hold voltage, hence R_LRS, ∝ 1/fw
+R_HRS           ``deh``     normal: the RESET's final gap
+V_set           ``dea``     normal: the generation barrier
+V_reset         ``dei``     normal: the release barrier
+=============  ==========  ====================================================
+
+For each carrier a centre (``shift``) and a spread (``sigma``) are fitted so that the
+simulated median and spread of its metric match the data; the spread of a resistance
+is its ln-σ, of a voltage its σ, both estimated robustly (interquartile range / 1.349,
+so heavy tails do not dominate).  The simulation replays the measurement protocol with
+common random numbers (one seed for every evaluation), which keeps the objective smooth.
+With several devices the fitted σ² is split between D2D and C2C entries in the
+proportion of the between- and within-device variance of the data; one device gives
+C2C entries only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import lmfit
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..errors import InputError
+from ..io import write_text_atomic
+from ..mc import MonteCarlo, run_devices
+from ..mc.run import Protocol
+from ..params import Card
+from ..variation import Variation, VariationSpec
+
+METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
+CARRIERS = {"r_lrs_ohm": ("fw", "lognormal"), "r_hrs_ohm": ("deh", "normal"),
+            "v_set_V": ("dea", "normal"), "v_reset_V": ("dei", "normal")}
+LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
+#: Starting spreads and the step scale of each carrier (its units).
+START_SIGMA = {"fw": 0.3, "deh": 0.05, "dea": 0.05, "dei": 0.1}
+MAX_SIGMA = {"fw": 2.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
+
+
+def robust_sigma(x: np.ndarray) -> float:
+    q1, q3 = np.nanpercentile(x, [25, 75])
+    return float((q3 - q1) / 1.349)
+
+
+def stats_of(values: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Median, robust spread (ln-σ for resistances, σ for voltages) and the plain
+    standard deviation of each metric."""
+    out = {}
+    for m, x in values.items():
+        x = np.asarray(x, float)
+        x = x[np.isfinite(x)]
+        y = np.log(x) if m in LOG_METRICS else x
+        out[m] = {"median": float(np.median(x)), "spread": robust_sigma(y),
+                  "std": float(np.std(y, ddof=1)), "n": int(x.size)}
+    return out
+
+
+@dataclass(frozen=True)
+class Target:
+    """Measured per-cycle values of each metric (arrays, NaN where not measured) and
+    the device of each value."""
+
+    values: dict[str, np.ndarray]
+    devices: dict[str, np.ndarray]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(m for m in METRICS if np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
+
+    def stats(self) -> dict[str, dict[str, float]]:
+        return stats_of({m: self.values[m] for m in self.metrics})
+
+    def c2c_fraction(self, metric: str) -> float:
+        """Share of the variance within devices (1 with a single device)."""
+        x, dev = np.asarray(self.values[metric], float), self.devices[metric]
+        ok = np.isfinite(x)
+        x, dev = (np.log(x[ok]) if metric in LOG_METRICS else x[ok]), dev[ok]
+        if len(set(dev)) < 2:
+            return 1.0
+        frame = pd.DataFrame({"x": x, "d": dev})
+        within = frame.groupby("d")["x"].var(ddof=1).mean()
+        total = frame["x"].var(ddof=1)
+        return float(min(1.0, within / total)) if total > 0 else 1.0
+
+
+def target_of(frame: pd.DataFrame) -> Target:
+    """From :func:`rram.fit.data.load_distribution` rows."""
+    lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
+    values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
+              "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
+    devices = {"r_lrs_ohm": lrs["device"].to_numpy(), "r_hrs_ohm": hrs["device"].to_numpy()}
+    for col, rows in (("v_set_V", lrs), ("v_reset_V", hrs)):
+        if col in rows.columns:
+            values[col] = rows[col].to_numpy(float)
+            devices[col] = rows["device"].to_numpy()
+    target = Target(values, devices)
+    if "r_lrs_ohm" not in target.metrics or "r_hrs_ohm" not in target.metrics:
+        raise InputError("the distribution needs at least 20 LRS and 20 HRS resistances")
+    return target
+
+
+def protocol_of(card: Card) -> Protocol:
+    """The measurement protocol a fitted card was fitted to (its ``fit`` metadata), or
+    the default DC sweep."""
+    p = card.meta.get("fit", {}).get("protocol") if isinstance(card.meta, dict) else None
+    if not p:
+        return Protocol()
+    return Protocol(circuit="compliance", v_set=p["v_set"], v_reset=p["v_reset"],
+                    rate=p["rate"], icc_set=p["icc_set"], v_read=p.get("v_read", 0.2))
+
+
+def spec_from(values: dict[str, float], target: Target) -> VariationSpec:
+    """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values."""
+    out = []
+    for m in target.metrics:
+        p, dist = CARRIERS[m]
+        sigma, shift = values[f"sigma_{p}"], values[f"shift_{p}"]
+        c2c = target.c2c_fraction(m)
+        if c2c < 1.0:
+            out.append(Variation(p, "d2d", dist, sigma * math.sqrt(1 - c2c),
+                                 f"fitted: spread of {m} between devices", shift))
+            shift = 0.0
+        out.append(Variation(p, "c2c", dist, sigma * math.sqrt(c2c),
+                             f"fitted: spread of {m} from cycle to cycle", shift))
+    return VariationSpec(tuple(out))
+
+
+@dataclass
+class VariationFit:
+    spec: VariationSpec
+    target: Target
+    data_stats: dict
+    model_stats: dict
+    model_frame: pd.DataFrame
+    seconds: float
+    nfev: int
+    protocol: Protocol
+
+    def report(self) -> str:
+        lines = [f"{'metric':10s} {'data median':>12s} {'model':>10s} {'data spread':>12s} "
+                 f"{'model':>8s}   (spread: robust ln-σ of R, σ of V)"]
+        for m in self.target.metrics:
+            d, s = self.data_stats[m], self.model_stats[m]
+            lines.append(f"{m:10s} {d['median']:12.4g} {s['median']:10.4g} "
+                         f"{d['spread']:12.4g} {s['spread']:8.4g}")
+        ks = self.ks()
+        lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
+        lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
+        for v in self.spec.variations:
+            lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
+                         f"  shift {v.shift:+.4g}")
+        return "\n".join(lines)
+
+    def ks(self) -> dict[str, float]:
+        from scipy.stats import ks_2samp
+
+        out = {}
+        for m in self.target.metrics:
+            a = self.target.values[m][np.isfinite(self.target.values[m])]
+            b = self.model_frame[m].to_numpy(float)
+            out[m] = float(ks_2samp(a, b[np.isfinite(b)]).statistic)
+        return out
+
+
+def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, devices: int,
+                     cycles: int, seed: int) -> pd.DataFrame:
+    mc = MonteCarlo(card=card, spec=spec, devices=devices, cycles=cycles, seed=seed,
+                    protocol=protocol)
+    frame = run_devices(mc, range(devices))
+    return frame[frame["converged"]]
+
+
+def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
+                  seed: int = 1, max_nfev: int = 12, protocol: Protocol | None = None,
+                  log: Callable[[str], None] | None = None) -> VariationFit:
+    t0 = time.perf_counter()
+    protocol = protocol or protocol_of(card)
+    data = target.stats()
+    metrics = target.metrics
+    params = lmfit.Parameters()
+    for m in metrics:
+        p, _ = CARRIERS[m]
+        params.add(f"sigma_{p}", value=START_SIGMA[p], min=0.0, max=MAX_SIGMA[p])
+        params.add(f"shift_{p}", value=0.0, min=-3 * MAX_SIGMA[p], max=3 * MAX_SIGMA[p])
+    count = {"n": 0}
+
+    def residual(pars: lmfit.Parameters) -> np.ndarray:
+        values = {k: v.value for k, v in pars.items()}
+        frame = simulate_metrics(card, spec_from(values, target), protocol, devices, cycles,
+                                 seed)
+        count["n"] += 1
+        model = stats_of({m: frame[m].to_numpy(float) for m in metrics})
+        r = []
+        for m in metrics:
+            d, s = data[m], model[m]
+            if m in LOG_METRICS:  # 1 = 5 % of the median, 5 % of the spread
+                r.append(math.log(s["median"] / d["median"]) / 0.05)
+            else:
+                r.append((s["median"] - d["median"]) / (0.05 * d["spread"]))
+            r.append((s["spread"] / d["spread"] - 1) / 0.05)
+        if log:
+            log(f"  evaluation {count['n']}: " + ", ".join(
+                f"{m} {model[m]['median']:.4g}/{model[m]['spread']:.3g}" for m in metrics))
+        return np.nan_to_num(np.array(r), nan=1e3)
+
+    mini = lmfit.Minimizer(residual, params)
+    res = mini.least_squares(max_nfev=max_nfev, diff_step=0.05, x_scale="jac")
+    values = {k: v.value for k, v in res.params.items()}
+    spec = spec_from(values, target)
+    frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
+    model = stats_of({m: frame[m].to_numpy(float) for m in metrics})
+    return VariationFit(spec, target, data, model, frame, time.perf_counter() - t0,
+                        count["n"], protocol)
+
+
+def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card) -> Path:
+    data = json.loads(fit.spec.to_json())
+    data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
+                          "card_sha256": card.digest}
+    data["fit"] = {"data": fit.data_stats, "model": fit.model_stats, "ks": fit.ks(),
+                   "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
+    return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def overlay_cdfs(fit: VariationFit, folder: str | Path) -> list[Path]:
+    """Probit CDFs of data and model, one panel per metric."""
+    from scipy.stats import norm
+
+    from ..plots import _save, plt
+
+    metrics = fit.target.metrics
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.6))
+    for ax, m in zip(np.atleast_1d(axes), metrics, strict=True):
+        for label, x, style in (("measured", fit.target.values[m], "."),
+                                ("model", fit.model_frame[m].to_numpy(float), "-")):
+            x = np.sort(x[np.isfinite(x)])
+            q = norm.ppf((np.arange(1, x.size + 1) - 0.5) / x.size)
+            ax.plot(x, q, style, ms=2, label=label)
+        if m in LOG_METRICS:
+            ax.set_xscale("log")
+        ax.set(xlabel=m, ylabel="standard normal quantile")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    return [_save(fig, Path(folder) / "variation_cdfs.png")]
