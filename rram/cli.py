@@ -298,6 +298,11 @@ def generate() -> None:
         click.echo("generated files are up to date")
 
 
-if __name__ == "__main__":
-    main()
 from . import cli_fit  # noqa: E402,F401  (registers rram fit and rram fit-variation)
+
+if __name__ == "__main__":
+    # `python -m rram.cli` runs this file as __main__: use the imported module's group,
+    # on which rram.cli_fit registered its commands
+    from rram.cli import main as _main
+
+    _main()

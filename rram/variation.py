@@ -31,6 +31,9 @@ KINDS = ("d2d", "c2c")
 #: Parameters that set rates only (no state, no conduction): safe to redraw per cycle.
 KINETIC = frozenset({"dea", "deh", "dei", "kw", "fw", "ea", "eh", "ei", "alpha", "alphah", "ri",
                      "f0", "a0", "weff", "kwr"})
+#: The residual CF width a RESET leaves (the lower bound of thinning): redrawn at each
+#: RESET and held until the next one, so the width it sets is continuous into the SET.
+HELD_FROM_RESET = frozenset({"wmin"})
 _BY_NAME = {p.name: p for p in PARAMETERS}
 
 
@@ -58,9 +61,10 @@ class Variation:
         if not (isinstance(self.shift, (int, float)) and math.isfinite(self.shift)):
             raise InputError(f"shift of {self.parameter} must be a finite number, "
                              f"got {self.shift!r}")
-        if self.kind == "c2c" and self.parameter not in KINETIC:
-            raise InputError(f"{self.parameter} cannot vary cycle to cycle (it is not a "
-                             f"kinetic parameter; kinetic: {', '.join(sorted(KINETIC))})")
+        if self.kind == "c2c" and self.parameter not in KINETIC | HELD_FROM_RESET:
+            raise InputError(f"{self.parameter} cannot vary cycle to cycle (valid: the "
+                             f"kinetic parameters {', '.join(sorted(KINETIC))}, and "
+                             f"{', '.join(sorted(HELD_FROM_RESET))} per RESET)")
         if self.distribution == "lognormal" and _BY_NAME[self.parameter].lower < 0:
             raise InputError(f"{self.parameter} can be negative: use a normal variation")
 
@@ -152,6 +156,6 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
     return cards
 
 
-__all__ = ["DISTRIBUTIONS", "KINDS", "Variation", "VariationSpec", "corner_cards",
-           "default_variation", "load_variation"]
+__all__ = ["DISTRIBUTIONS", "HELD_FROM_RESET", "KINDS", "Variation", "VariationSpec",
+           "corner_cards", "default_variation", "load_variation"]
 

@@ -9,9 +9,8 @@ retry is checked to be rare.
 
 from __future__ import annotations
 
-import pytest
-
 import numpy as np
+import pytest
 
 from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops

@@ -103,6 +103,9 @@ class _Objective:
     def card_of(self, x: np.ndarray) -> Card | None:
         values = {n: (10.0 ** v if n in self.recipe.log_parameters else float(v))
                   for n, v in zip(self.names, x, strict=True)}
+        if "x0" in values or "l0" in values:  # project onto x0 <= l0 (the gap's range)
+            values["x0"] = min(values.get("x0", self.card["x0"]),
+                               values.get("l0", self.card["l0"]))
         try:
             return self.card.replace(**values)
         except InputError:
@@ -111,7 +114,7 @@ class _Objective:
     def residuals(self, xs: list[np.ndarray]) -> np.ndarray:
         cards = [self.card_of(x) for x in xs]
         good = [c for c in cards if c is not None]
-        currents, v_sets = simulate_loops(self.loop, good) if good else (None, None)
+        sim = simulate_loops(self.loop, good) if good else None
         self.nfev += len(xs)
         rows, j = [], 0
         n_pts = int(self.mask.sum())
@@ -120,7 +123,7 @@ class _Objective:
                 rows.append(np.full(n_pts + 2 * (self.stage.voltage_weight > 0),
                                     FAILED_RESIDUAL))
                 continue
-            cur, v_set = currents[j], v_sets[j]
+            cur, v_set = sim.current[j], sim.v_set[j]
             j += 1
             r = log_residual(cur, self.loop.current)[self.mask]
             r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
@@ -192,18 +195,21 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             bar.set_postfix_str(stage.name)
         mini = lmfit.Minimizer(lambda p, o=obj: o.residual(p), _params(obj, recipe))
         res = mini.least_squares(jac=lambda p, o=obj: o.jacobian(p), x_scale="jac",
-                                 max_nfev=stage.max_nfev, ftol=1e-6, xtol=1e-6)
+                                 max_nfev=stage.max_nfev, ftol=1e-4, xtol=1e-4)
         best = obj.card_of(obj.vector(res.params))
         if best is None:  # lmfit's final values are within bounds: a constraint failed
             raise InputError(f"stage {stage.name}: the fitted values violate a card "
                              "constraint")
         card = best
-        cur = simulate_loops(loop, [card])[0][0]
+        cur = simulate_loops(loop, [card]).current[0]
+        n_pts = int(obj.mask.sum())  # the point rows come first
+        errors, correl = _covariance(obj.jacobian(res.params)[:n_pts], res.residual[:n_pts],
+                                     obj.names)
         reports.append(StageReport(
             stage.name,
-            {n: {"value": card[n], "stderr": _stderr(res, obj.key(n), n, card, recipe),
-                 "log10": n in recipe.log_parameters} for n in obj.names},
-            _correlations(res), loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts))
+            {n: {"value": card[n], "stderr": _in_card_units(errors[k], n, card, recipe),
+                 "log10": n in recipe.log_parameters} for k, n in enumerate(obj.names)},
+            correl, loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts))
         if log:
             log(f"  stage {stage.name}: RMS {reports[-1].rms_dec:.3f} dec, "
                 f"{obj.nfev} simulations, {reports[-1].seconds:.1f} s")
@@ -211,7 +217,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             bar.update()
     if bar is not None:
         bar.close()
-    cur = simulate_loops(loop, [card])[0][0]
+    cur = simulate_loops(loop, [card]).current[0]
     return LoopFit(card, reports, loop_rms(loop, cur),
                    _pair(switching_voltages(loop, loop.current), switching_voltages(loop, cur),
                          0),
@@ -226,19 +232,27 @@ def _pair(data, model, k: int) -> tuple[float, float]:
     return float(data[k]), float(model[k])
 
 
-def _stderr(res, key: str, name: str, card: Card, recipe: Recipe) -> float:
-    """Standard error in the card's units (log-fitted: propagated to the value)."""
-    s = res.params[key].stderr
-    if s is None or not np.isfinite(s):
-        return float("nan")
-    return float(s * math.log(10) * card[name]) if name in recipe.log_parameters else float(s)
+def _covariance(jac: np.ndarray, residual: np.ndarray, names: tuple[str, ...],
+                floor: float = 0.5) -> tuple[np.ndarray, dict[str, float]]:
+    """Standard errors (of the fitted, maybe log₁₀, values) and the correlations beyond
+    ``floor``, from s²·(JᵀJ)⁺ of the point residuals (the V_set/V_reset terms are
+    constraints, not data).  Columns are normalised before the pseudo-inverse, which
+    keeps the well-determined directions accurate when others are degenerate."""
+    n, k = jac.shape
+    s2 = float(residual @ residual) / max(n - k, 1)
+    norm = np.linalg.norm(jac, axis=0)
+    norm[norm == 0] = 1.0
+    jn = jac / norm
+    cov_n = np.linalg.pinv(jn.T @ jn, rcond=1e-10, hermitian=True) * s2
+    err = np.sqrt(np.clip(np.diag(cov_n), 0, None)) / norm
+    d = np.sqrt(np.clip(np.diag(cov_n), 1e-300, None))
+    corr = cov_n / np.outer(d, d)
+    correl = {f"{names[a]}~{names[b]}": float(corr[a, b]) for a in range(k)
+              for b in range(a + 1, k) if abs(corr[a, b]) >= floor}
+    return err, correl
 
 
-def _correlations(res, floor: float = 0.5) -> dict[str, float]:
-    """Pairs of fitted parameters correlated beyond ``floor``."""
-    out = {}
-    for a, p in res.params.items():
-        for b, c in (p.correl or {}).items():
-            if a < b and abs(c) >= floor:
-                out[f"{a}~{b}"] = float(c)
-    return out
+def _in_card_units(err: float, name: str, card: Card, recipe: Recipe) -> float:
+    """A log₁₀-fitted error propagated to the value (first order)."""
+    return float(err * math.log(10) * card[name]) if name in recipe.log_parameters \
+        else float(err)

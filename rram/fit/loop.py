@@ -135,27 +135,38 @@ def select_loop(loops: Sequence[MeasuredLoop], cycle: int) -> MeasuredLoop:
                      f"{have[0]}..{have[-1]}, {len(have)} in all)")
 
 
-def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Current (A) at the measured points for each card, shape (len(cards), points), and
-    each card's V_set (V) from the engine's threshold event (|I| reaching half the SET
-    compliance, located within the integrator's steps: continuous in the parameters,
-    unlike a crossing between 10 mV data points).  NaN for cards that fail."""
+@dataclass(frozen=True)
+class LoopSimulation:
+    """Per card: current (A) at the measured points, V_set (V) from the engine's
+    threshold event (|I| reaching half the SET compliance, located within the
+    integrator's steps: continuous in the parameters, unlike a crossing between 10 mV
+    data points), and the gap and CF width (nm) at the measured points.  NaN for
+    cards that fail."""
+
+    current: np.ndarray
+    v_set: np.ndarray
+    gap: np.ndarray
+    width: np.ndarray
+
+
+def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]) -> LoopSimulation:
     st = loop.stimulus()
     res = simulate("compliance", st, cards=list(cards), record=True)
     out = np.full((len(cards), len(st.sample_times)), np.nan)
     v_set = np.full(len(cards), np.nan)
     set_segments = np.array([ph == "set" for ph in st.phases])
+    gap, width = np.full_like(out, np.nan), np.full_like(out, np.nan)
     for d in range(len(cards)):
         if res.status[d] in (0, 1):
             a = res.device_arrays(d)
             if len(a["current_A"]) == out.shape[1]:
                 out[d] = a["current_A"]
+                gap[d], width[d] = a["gap_nm"], a["width_nm"]
             t = res.events["tcross"][d][set_segments]
             hit = t[np.isfinite(t)]
             if hit.size:
                 v_set[d] = float(st.voltage(hit[0]))
-    return out, v_set
+    return LoopSimulation(out, v_set, width, gap)
 
 
 def log_residual(model_i: np.ndarray, data_i: np.ndarray) -> np.ndarray:
@@ -230,3 +241,14 @@ def median_cycle(loops: Sequence[MeasuredLoop]) -> MeasuredLoop:
     dist = np.where(ok, np.sum(((rows - med) / np.where(mad > 0, mad, 1.0)) ** 2, axis=1),
                     np.inf)
     return loops[int(np.argmin(dist))]
+
+
+def simulate_loop_spice(loop: MeasuredLoop, card: Card, model: str = "osdi") -> np.ndarray:
+    """Current (A) at the measured points from ngspice (``model``: ``osdi`` for the
+    Verilog-A build, ``subckt`` for the subcircuit) with ``card`` as exported."""
+    from ..spice import simulate_spice
+
+    res = simulate_spice("compliance", loop.stimulus(), cards=[card], model=model)
+    res.raise_on_failure()
+    a = res.device_arrays(0)
+    return np.interp(loop.stimulus().sample_times, a["time_s"], a["current_A"])

@@ -112,6 +112,10 @@ def default_recipe() -> Recipe:
     3. ``kinetics``: SET (``ea``, ``alpha``), RESET (``ei``, ``ri``, ``eh``, ``alphah``),
        the time scale ``f0`` and ``fw``, on all points plus V_set/V_reset;
     4. ``thermal``: everything of 1–3 plus ``rth`` and ``rho0`` together.
+
+    The contact resistance is bounded to 300 Ω: a single loop cannot tell it from the
+    CF, and a contact larger than the lowest LRS of a device's cycles (926 Ω for the TUD
+    device) would forbid the LRS spread the variation fit must reproduce.
     """
     s = Stage
     return Recipe(
@@ -121,10 +125,12 @@ def default_recipe() -> Recipe:
             s("kinetics", ("ea", "alpha", "ei", "ri", "eh", "alphah", "f0", "fw"),
               "all", 1.0, 40),
             s("thermal", ("ea", "alpha", "fw", "ei", "ri", "eh", "alphah", "j0", "xt", "vt",
-                          "rho0", "x0", "w0", "f0", "rth", "rtop"), "all", 1.0, 40),
+                          "rho0", "x0", "w0", "f0", "rth", "rtop"), "all", 1.0, 20),
         ),
-        start={"wcf": 20e-9, "x0": 2e-9},
+        start={"wcf": 30e-9, "l0": 8e-9, "x0": 2e-9},
         log_parameters=("j0", "rho0", "f0", "rtop", "rth"),
-        bounds={"x0": (0.2e-9, 3e-9), "w0": (0.1e-9, 20e-9), "rtop": (1.0, 1e4),
-                "f0": (1e9, 1e15), "rth": (1e4, 1e7), "fw": (0.3, 5.0)},
+        bounds={"x0": (0.2e-9, 8e-9), "w0": (0.1e-9, 20e-9),
+                "rtop": (1.0, 300.0),
+                "f0": (1e9, 1e15), "rth": (1e4, 1e7), "fw": (0.3, 5.0), "alphah": (1e-10, 2e-9),
+                "xt": (0.2e-9, 0.6e-9)},
     )

@@ -1,24 +1,25 @@
 """Fit the Monte Carlo variation spec to measured distributions (lmfit).
 
-Each measured distribution is tied to its physical carrier (physics.md §11):
+The carriers are the physical causes of physics.md §11, one per measured metric:
 
-=============  ==========  ====================================================
-metric          carrier     distribution of the carrier
-=============  ==========  ====================================================
-R_LRS           ``fw``      lognormal: the hold voltage, hence R_LRS, ∝ 1/fw
-R_HRS           ``deh``     normal: the RESET's final gap
-V_set           ``dea``     normal: the generation barrier
-V_reset         ``dei``     normal: the release barrier
-=============  ==========  ====================================================
+=========  ==========  =====================================================
+carrier    metric      distribution
+=========  ==========  =====================================================
+``fw``     R_LRS       lognormal: the hold voltage, hence R_LRS, ∝ 1/fw
+``deh``    R_HRS       normal: the hopping barrier sets the RESET's final gap
+``dea``    V_set       normal: the generation barrier
+``dei``    V_reset     normal: the release barrier
+=========  ==========  =====================================================
 
-For each carrier a centre (``shift``) and a spread (``sigma``) are fitted so that the
-simulated median and spread of its metric match the data; the spread of a resistance
-is its ln-σ, of a voltage its σ, both estimated robustly (interquartile range / 1.349,
-so heavy tails do not dominate).  The simulation replays the measurement protocol with
-common random numbers (one seed for every evaluation), which keeps the objective smooth.
-With several devices the fitted σ² is split between D2D and C2C entries in the
-proportion of the between- and within-device variance of the data; one device gives
-C2C entries only.
+A carrier moves more than its own metric (``deh`` also moves V_reset when the hopping
+step limits the RESET), so all centres (``shift``) and spreads (``sigma``) are fitted
+together against all metrics: the simulated median and spread of each metric must match
+the data; the spread of a resistance is its ln-σ, of a voltage its σ, both estimated
+robustly (interquartile range / 1.349, so heavy tails do not dominate).  The simulation
+replays the measurement protocol with common random numbers (one seed for every
+evaluation), which keeps the objective smooth.  With several devices the fitted σ² is
+split between D2D and C2C entries in the proportion of the between- and within-device
+variance of the carrier's metric; one device gives C2C entries only.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,9 @@ from ..params import Card
 from ..variation import Variation, VariationSpec
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
-CARRIERS = {"r_lrs_ohm": ("fw", "lognormal"), "r_hrs_ohm": ("deh", "normal"),
-            "v_set_V": ("dea", "normal"), "v_reset_V": ("dei", "normal")}
+#: carrier -> (distribution, the metric it is named for)
+CARRIERS = {"fw": ("lognormal", "r_lrs_ohm"), "deh": ("normal", "r_hrs_ohm"),
+            "dea": ("normal", "v_set_V"), "dei": ("normal", "v_reset_V")}
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: Starting spreads and the step scale of each carrier (its units).
 START_SIGMA = {"fw": 0.3, "deh": 0.05, "dea": 0.05, "dei": 0.1}
@@ -116,26 +118,31 @@ def target_of(frame: pd.DataFrame) -> Target:
 def protocol_of(card: Card) -> Protocol:
     """The measurement protocol a fitted card was fitted to (its ``fit`` metadata), or
     the default DC sweep."""
-    p = card.meta.get("fit", {}).get("protocol") if isinstance(card.meta, dict) else None
+    fit = card.meta.get("fit") if isinstance(card.meta, Mapping) else None
+    p = fit.get("protocol") if isinstance(fit, Mapping) else None
     if not p:
         return Protocol()
     return Protocol(circuit="compliance", v_set=p["v_set"], v_reset=p["v_reset"],
                     rate=p["rate"], icc_set=p["icc_set"], v_read=p.get("v_read", 0.2))
 
 
+def carriers_of(target: Target) -> tuple[str, ...]:
+    return tuple(p for p, (_, m) in CARRIERS.items() if m in target.metrics)
+
+
 def spec_from(values: dict[str, float], target: Target) -> VariationSpec:
     """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values."""
     out = []
-    for m in target.metrics:
-        p, dist = CARRIERS[m]
+    for p in carriers_of(target):
+        dist, metric = CARRIERS[p]
         sigma, shift = values[f"sigma_{p}"], values[f"shift_{p}"]
-        c2c = target.c2c_fraction(m)
+        c2c = target.c2c_fraction(metric)
         if c2c < 1.0:
             out.append(Variation(p, "d2d", dist, sigma * math.sqrt(1 - c2c),
-                                 f"fitted: spread of {m} between devices", shift))
+                                 f"fitted: spread between devices ({metric})", shift))
             shift = 0.0
         out.append(Variation(p, "c2c", dist, sigma * math.sqrt(c2c),
-                             f"fitted: spread of {m} from cycle to cycle", shift))
+                             f"fitted: spread from cycle to cycle ({metric})", shift))
     return VariationSpec(tuple(out))
 
 
@@ -192,8 +199,7 @@ def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int
     data = target.stats()
     metrics = target.metrics
     params = lmfit.Parameters()
-    for m in metrics:
-        p, _ = CARRIERS[m]
+    for p in carriers_of(target):
         params.add(f"sigma_{p}", value=START_SIGMA[p], min=0.0, max=MAX_SIGMA[p])
         params.add(f"shift_{p}", value=0.0, min=-3 * MAX_SIGMA[p], max=3 * MAX_SIGMA[p])
     count = {"n": 0}

@@ -23,7 +23,7 @@ from ..engine.stimulus import sweep_phase
 from ..equations import NM
 from ..errors import InputError
 from ..params import Card
-from ..variation import VariationSpec, default_variation
+from ..variation import HELD_FROM_RESET, VariationSpec, default_variation
 from .draws import draw
 
 ENGINES = ("python", "ngspice", "veriloga")
@@ -144,6 +144,9 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     base = mc.card
     # x0 and w0 vary the formed device (D2D); afterwards the state carries over
     first = draw(mc.spec, base.values, mc.seed, devices, 0, "set")
+    d2d_only = VariationSpec(mc.spec.of_kind("d2d"))
+    formed = {p: np.full(n, base[p]) for p in mc.spec.parameters}
+    formed.update(draw(d2d_only, base.values, mc.seed, devices, 0, "set"))
     gap = first.get("x0", np.full(n, base["x0"])).copy()
     width = first.get("w0", np.full(n, base["w0"])).copy()
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
@@ -156,6 +159,10 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             "i_peak_A": np.full(n, np.nan)}
         for event in ("set", "reset"):
             values = draw(mc.spec, base.values, mc.seed, devices, cycle, event)
+            if event == "set":  # held from the previous RESET (the formed device: D2D)
+                held = draw(mc.spec, base.values, mc.seed, devices, cycle - 1, "reset") \
+                    if cycle else formed
+                values.update({p: held[p] for p in HELD_FROM_RESET if p in values})
             for p in mc.spec.parameters:
                 out[f"{p}_{event}"] = values[p]
             alive = [i for i in range(n) if not error[i]]

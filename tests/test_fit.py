@@ -1,0 +1,141 @@
+"""Loop fitting: a synthetic round trip, the real TUD loop, and the fitted card in ngspice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rram.card import default_card, load_card
+from rram.fit.data import IVCurve, load_iv
+from rram.fit.iv import fit_loop, loop_rms
+from rram.fit.loop import (
+    MeasuredLoop,
+    build_loops,
+    loop_metrics,
+    median_cycle,
+    simulate_loop_spice,
+    simulate_loops,
+)
+from rram.fit.recipe import Recipe, Stage
+
+DATA = Path(__file__).resolve().parents[1] / "fitting" / "data" / "tud_H16248L_M12"
+SET_FILE = DATA / "tud_H16248L_M12_set_IV_101cyc.csv"
+RESET_FILE = DATA / "tud_H16248L_M12_reset_IV_105cyc.csv"
+
+
+def synthetic_loop(card, noise_dec: float, seed: int) -> MeasuredLoop:
+    """A 1 kV/s DC loop of ``card`` (SET at positive V, 100 µA compliance), sampled every
+    5 mV, with log-normal current noise of ``noise_dec`` decades."""
+    volts = np.r_[np.linspace(0, 2, 401), np.linspace(2, 0, 401)[1:]]
+    t = np.arange(volts.size) * 5e-3 / 1e3
+    empty = np.zeros_like(t)
+    template = MeasuredLoop(IVCurve(1, t, volts, empty, "synthetic"),
+                            IVCurve(1, t, -volts, empty, "synthetic"), 100e-6, 10e-3)
+    current = simulate_loops(template, [card]).current[0]
+    rng = np.random.default_rng(seed)
+    current = current * 10 ** (noise_dec * rng.standard_normal(current.size))
+    n = t.size
+    return MeasuredLoop(IVCurve(1, t, volts, current[:n], "synthetic"),
+                        IVCurve(1, t, -volts, current[n:], "synthetic"), 100e-6, 10e-3)
+
+
+def test_synthetic_round_trip_recovers_the_key_parameters():
+    truth = default_card().replace(ea=1.40, fw=1.15, eh=1.10, vt=0.45)
+    loop = synthetic_loop(truth, noise_dec=0.02, seed=3)
+    start = default_card().replace(ea=1.25, fw=1.0, eh=1.22, vt=0.35)  # 11-22 % off
+    recipe = Recipe(stages=(Stage("kinetics", ("ea", "fw", "eh", "vt"), "all", 1.0, 100),))
+    fit = fit_loop(loop, start, recipe, progress=False)
+    final = fit.stages[-1].parameters
+    for name in ("ea", "fw", "eh", "vt"):
+        got, want, err = final[name]["value"], truth[name], final[name]["stderr"]
+        assert abs(got / want - 1) <= 0.10 or abs(got - want) <= 2 * err, (name, got, want)
+    assert fit.rms_dec < 0.03  # the noise level: 0.02 dec
+
+
+@pytest.fixture(scope="module")
+def tud_fit():
+    loops = build_loops(load_iv(SET_FILE) + load_iv(RESET_FILE))
+    loop = median_cycle(loops)
+    return loop, fit_loop(loop, default_card(), progress=False)
+
+
+@pytest.mark.slow
+def test_tud_median_cycle_fits_within_the_targets(tud_fit):
+    loop, fit = tud_fit
+    data = loop_metrics(loop)
+    assert loop.polarity == -1 and loop.icc_set == pytest.approx(5e-4, rel=1e-3)
+    assert fit.rms_dec <= 0.15
+    assert abs(fit.v_set[1] - data["v_set_V"]) <= 0.05
+    assert abs(fit.v_reset[1] - data["v_reset_V"]) <= 0.05
+    assert fit.card["polarity"] == -1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["osdi", "subckt"])
+def test_the_fitted_card_reproduces_the_loop_in_ngspice(tud_fit, model, tmp_path):
+    loop, fit = tud_fit
+    path = tmp_path / "card.json"
+    path.write_text(fit.card.to_json().replace("NaN", "null"))
+    card = load_card(path)  # what `rram export` reads
+    current = simulate_loop_spice(loop, card, model)
+    assert abs(loop_rms(loop, current) - fit.rms_dec) <= 0.02
+
+
+@pytest.mark.slow
+def test_rram_sweep_reproduces_the_measured_loop_with_the_fitted_card(tud_fit, tmp_path):
+    loop, fit = tud_fit
+    card = tmp_path / "card.json"
+    card.write_text(fit.card.to_json().replace("NaN", "null"))
+    out = tmp_path / "sweep.csv"
+    rate = fit.card.meta["fit"]["protocol"]["rate"] if "fit" in fit.card.meta else 0.3445
+    run = subprocess.run([sys.executable, "-m", "rram.cli", "sweep", "--card", str(card),
+                          "--v-set", "-2.5", "--v-reset", "2.5", "--compliance", "5e-4",
+                          "--rate", str(rate), "--out", str(out)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    frame = pd.read_csv(out)
+    v = frame["v_applied_V"].to_numpy()
+    # loop order 0 -> v_set -> 0 -> v_reset -> 0
+    assert v[np.argmin(v)] == pytest.approx(-2.5) and np.argmin(v) < np.argmax(v)
+    data = loop_metrics(loop)
+    i = frame["current_A"].to_numpy()
+    # V_set: first |I| >= half the compliance; V_reset: first 10 % fall after V > 0
+    k_set = int(np.argmax(np.abs(i) >= 2.5e-4))
+    assert abs(v[k_set] - data["v_set_V"]) <= 0.05
+    pos = np.flatnonzero(v > 0.05)
+    ip = np.abs(i[pos])
+    k_reset = pos[int(np.argmax(ip < 0.9 * np.maximum.accumulate(ip)))]
+    assert abs(v[k_reset] - data["v_reset_V"]) <= 0.05
+
+
+def test_fit_cli_writes_a_card_with_provenance(tmp_path):
+    """`rram fit` on a small synthetic file (one kinetics stage)."""
+    truth = default_card().replace(ea=1.40)
+    loop = synthetic_loop(truth, 0.01, seed=5)
+    rows = [f"1,{t:.9g},{v:.9g},{i:.9g}\n" for t, v, i in zip(loop.time, loop.voltage,
+                                                            loop.current, strict=True)]
+    iv = tmp_path / "iv.csv"
+    iv.write_text("cycle,time_s,V_V,I_A\n" + "".join(rows))
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(Recipe(stages=(Stage("k", ("ea",), "all", 1.0, 10),),
+                             icc_reset=10e-3).to_json())
+    out = tmp_path / "card.json"
+    run = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--recipe",
+                          str(recipe), "--out", str(out), "--plot", str(tmp_path / "f.png")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    card = json.loads(out.read_text())
+    prov = card["meta"]["provenance"]
+    assert len(prov["data_sha256"]) == 64 and prov["cycle"] == 1
+    assert abs(card["parameters"]["ea"]["value"] / 1.40 - 1) < 0.01
+    assert "RMS log10 error" in run.stdout and (tmp_path / "f.png").stat().st_size > 0
+    bad = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--cycle", "7",
+                          "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "cycle 7" in bad.stderr
+    assert not (tmp_path / "x.json").exists()
