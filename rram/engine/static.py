@@ -29,6 +29,9 @@ def _params(cards: Sequence[Card]) -> np.ndarray:
     return np.array([[c.values[k] for k in PARAMETER_NAMES] + tail for c in cards])
 
 
+TIP_GUESSES = (0.5, 1.0, 0.0)
+
+
 def solve_static(
     cards: Sequence[Card],
     gap_nm: np.ndarray,
@@ -48,17 +51,26 @@ def solve_static(
     U = np.zeros((n, 3))
     U[:, 0] = v
     U[:, 2] = 1.0
-    Y = np.zeros((n, 7))
-    Y[:, 0] = v
-    Y[:, 1] = v
-    Y[:, 3] = 0.5 * v
-    Y[:, 4] = gap - P[:, PARAMETER_NAMES.index("x0")] / NM  # state nodes hold the change
-    Y[:, 5] = width - P[:, PARAMETER_NAMES.index("w0")] / NM
     frozen = np.array([False, False, False, False, True, True, False])
     atol = np.array([1e-9] * 4 + [1e-6] * 2 + [1e-6])
     lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])
-    status = np.zeros(n, np.int64)
-    ig.dc_batch(CIRCUIT_KINDS.index("resistor"), P, U, Y, frozen, atol, 1e-9, lim, status)
+    Y = np.zeros((n, 7))
+    status = np.full(n, -1, np.int64)
+    # The tip voltage splits v between the CF body and the gap: mid-way first, then the
+    # two ends for the devices Newton lost (a fully open gap takes all of v)
+    for tip_fraction in TIP_GUESSES:
+        todo = np.flatnonzero(status != ig.OK)
+        if not todo.size:
+            break
+        Yt = np.zeros((todo.size, 7))
+        Yt[:, 0] = Yt[:, 1] = v[todo]
+        Yt[:, 3] = tip_fraction * v[todo]
+        Yt[:, 4] = gap[todo] - P[todo, PARAMETER_NAMES.index("x0")] / NM  # the changes
+        Yt[:, 5] = width[todo] - P[todo, PARAMETER_NAMES.index("w0")] / NM
+        st = np.zeros(todo.size, np.int64)
+        ig.dc_batch(CIRCUIT_KINDS.index("resistor"), np.ascontiguousarray(P[todo]),
+                    np.ascontiguousarray(U[todo]), Yt, frozen, atol, 1e-9, lim, st)
+        Y[todo], status[todo] = Yt, st
     bad = np.flatnonzero(status != ig.OK)
     if bad.size:
         d = int(bad[0])
