@@ -3,7 +3,7 @@
 VENV := .venv
 BIN  := $(VENV)/bin
 
-.PHONY: demo test bootstrap lint generate bench clean
+.PHONY: demo test bootstrap lint generate bench fit clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -22,6 +22,22 @@ generate: bootstrap
 
 bench: bootstrap
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_spice.py
+	$(BIN)/python benchmarks/bench_mc.py
+
+# Calibration of the TUD device (fitting/README.md): loop fit, variation fit, exports.
+TUD := fitting/data/tud_H16248L_M12/tud_H16248L_M12
+FIT := fitting/results/tud_H16248L_M12
+fit: bootstrap
+	$(BIN)/python -m rram.fit.tud $(TUD)_endurance_summary_1000cyc.txt $(TUD)_distribution.csv
+	$(BIN)/rram fit $(TUD)_set_IV_101cyc.csv $(TUD)_reset_IV_105cyc.csv \
+	    --recipe fitting/recipes/default.json --out $(FIT).card.json --plot $(FIT)_fit.png
+	$(BIN)/rram fit-variation $(TUD)_distribution.csv --card $(FIT).card.json \
+	    --out $(FIT).variation.json --plots fitting/results
+	$(BIN)/rram export --format spice --card $(FIT).card.json --name rram_tud \
+	    --out $(FIT).lib
+	$(BIN)/rram export --format veriloga --card $(FIT).card.json --name rram_tud \
+	    --out $(FIT).va
 
 clean:
 	rm -rf out .pytest_cache build *.egg-info
