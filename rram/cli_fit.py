@@ -86,26 +86,35 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.argument("dist_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Fitted card [default: the built-in card].")
-@click.option("--devices", type=click.IntRange(20, 100_000), default=200, show_default=True,
+@click.option("--devices", type=click.IntRange(20, 100_000), default=100, show_default=True,
               help="Simulated devices per evaluation.")
-@click.option("--cycles", type=click.IntRange(1, 100), default=3, show_default=True,
+@click.option("--cycles", type=click.IntRange(1, 100), default=2, show_default=True,
               help="Simulated cycles per device.")
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True)
+@click.option("--rounds", type=click.IntRange(0, 50), default=6, show_default=True,
+              help="Moment-matching Monte Carlo runs.")
+@click.option("--polish", type=click.IntRange(0, 500), default=10, show_default=True,
+              help="Monte Carlo runs of the lmfit polish of all spreads together.")
+@click.option("--skip", multiple=True,
+              type=click.Choice(["r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V"]),
+              help="Leave a metric out of the fit (repeatable).")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Variation spec JSON.")
 @click.option("--plots", type=click.Path(file_okay=False), default=None,
               help="Probit CDF overlays of data and model.")
 @handle_errors
-def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, out, plots) -> None:
+def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polish, skip,
+                      out, plots) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V])."""
     from .fit.data import load_distribution, sha256_of
     from .fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
 
-    target = target_of(load_distribution(dist_file))
+    target = target_of(load_distribution(dist_file), skip=tuple(skip))
     card = _load_card(card_path)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
+                           rounds=rounds, polish_nfev=polish,
                            log=lambda s: click.echo(s, err=True))
     save_spec(result, out, data_sha256=sha256_of(dist_file), card=card)
     click.echo(result.report())

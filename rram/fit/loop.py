@@ -166,7 +166,7 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]) -> LoopSimulation:
             hit = t[np.isfinite(t)]
             if hit.size:
                 v_set[d] = float(st.voltage(hit[0]))
-    return LoopSimulation(out, v_set, width, gap)
+    return LoopSimulation(current=out, v_set=v_set, gap=gap, width=width)
 
 
 def log_residual(model_i: np.ndarray, data_i: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from pathlib import Path
 import lmfit
 import numpy as np
 import pandas as pd
+from lmfit.minimizer import AbortFitException
 
 from .. import __version__
 from ..errors import InputError
@@ -44,13 +45,19 @@ from ..params import Card
 from ..variation import Variation, VariationSpec
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
-#: carrier -> (distribution, the metric it is named for)
-CARRIERS = {"fw": ("lognormal", "r_lrs_ohm"), "deh": ("normal", "r_hrs_ohm"),
-            "dea": ("normal", "v_set_V"), "dei": ("normal", "v_reset_V")}
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
-#: Starting spreads and the step scale of each carrier (its units).
-START_SIGMA = {"fw": 0.3, "deh": 0.05, "dea": 0.05, "dei": 0.1}
-MAX_SIGMA = {"fw": 2.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
+#: The physical causes each metric may be carried by, in order of preference.
+CANDIDATES = {"r_lrs_ohm": ("fw",), "r_hrs_ohm": ("deh", "kwr"), "v_set_V": ("dea",),
+              "v_reset_V": ("dei", "deh")}
+DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "deh": "normal", "dea": "normal",
+                "dei": "normal"}
+#: Starting spreads, largest spreads and probe steps of each carrier (its units; ln for
+#: the lognormal ones).
+START_SIGMA = {"fw": 0.3, "kwr": 0.3, "deh": 0.05, "dea": 0.05, "dei": 0.1}
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
+PROBE = {"fw": 0.15, "kwr": 0.3, "deh": 0.03, "dea": 0.03, "dei": 0.03}
+#: A carrier must move its metric's median by this many of the data's spreads per probe.
+MIN_SENSITIVITY = 0.05
 
 
 def robust_sigma(x: np.ndarray) -> float:
@@ -78,10 +85,13 @@ class Target:
 
     values: dict[str, np.ndarray]
     devices: dict[str, np.ndarray]
+    skip: tuple[str, ...] = ()
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        return tuple(m for m in METRICS if np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
+        """The metrics fitted: measured at least 20 times and not skipped."""
+        return tuple(m for m in METRICS if m not in self.skip
+                     and np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
 
     def stats(self) -> dict[str, dict[str, float]]:
         return stats_of({m: self.values[m] for m in self.metrics})
@@ -99,8 +109,11 @@ class Target:
         return float(min(1.0, within / total)) if total > 0 else 1.0
 
 
-def target_of(frame: pd.DataFrame) -> Target:
-    """From :func:`rram.fit.data.load_distribution` rows."""
+def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = ()) -> Target:
+    """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out."""
+    unknown = [m for m in skip if m not in METRICS]
+    if unknown:
+        raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
     lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
     values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
               "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
@@ -109,9 +122,9 @@ def target_of(frame: pd.DataFrame) -> Target:
         if col in rows.columns:
             values[col] = rows[col].to_numpy(float)
             devices[col] = rows["device"].to_numpy()
-    target = Target(values, devices)
-    if "r_lrs_ohm" not in target.metrics or "r_hrs_ohm" not in target.metrics:
-        raise InputError("the distribution needs at least 20 LRS and 20 HRS resistances")
+    target = Target(values, devices, tuple(skip))
+    if not target.metrics:
+        raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     return target
 
 
@@ -126,15 +139,51 @@ def protocol_of(card: Card) -> Protocol:
                     rate=p["rate"], icc_set=p["icc_set"], v_read=p.get("v_read", 0.2))
 
 
-def carriers_of(target: Target) -> tuple[str, ...]:
-    return tuple(p for p, (_, m) in CARRIERS.items() if m in target.metrics)
+def choose_carriers(target: Target, card: Card, protocol: Protocol, seed: int = 1,
+                    devices: int = 16, cycles: int = 2,
+                    log: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Metric -> carrier: each metric gets the candidate that moves it most (one probe
+    run per candidate, no spread, its shift at :data:`PROBE`), each carrier serves one
+    metric.  Which cause acts depends on the card: when the RESET opens the whole layer
+    the final gap no longer depends on ``deh`` and the HRS follows the CF thinning
+    ``kwr`` instead."""
+    data = target.stats()
+    base = stats_of(_frame_metrics(simulate_metrics(card, VariationSpec(()), protocol,
+                                                    devices, cycles, seed), target))
+    scores = []
+    for p in dict.fromkeys(c for m in target.metrics for c in CANDIDATES[m]):
+        spec = VariationSpec((Variation(p, "c2c", DISTRIBUTION[p], 0.0, shift=PROBE[p]),))
+        probed = stats_of(_frame_metrics(simulate_metrics(card, spec, protocol, devices,
+                                                          cycles, seed), target))
+        for m in target.metrics:
+            if p in CANDIDATES[m]:
+                moved = abs(_centre(m, probed) - _centre(m, base))
+                scores.append((moved / max(data[m]["spread"], 1e-12), m, p))
+    chosen: dict[str, str] = {}
+    for score, m, p in sorted(scores, reverse=True):
+        if m not in chosen and p not in chosen.values() and score >= MIN_SENSITIVITY:
+            chosen[m] = p
+    missing = [m for m in target.metrics if m not in chosen]
+    if missing:
+        tried = ", ".join(c for m in missing for c in CANDIDATES[m])
+        raise InputError(f"{', '.join(missing)}: no carrier ({tried}) moves it at this "
+                         "card under the measured protocol; refit the card or drop the "
+                         "metric")
+    if log:
+        log("carriers: " + ", ".join(f"{m} <- {p}" for m, p in chosen.items()))
+    return {m: chosen[m] for m in target.metrics}
 
 
-def spec_from(values: dict[str, float], target: Target) -> VariationSpec:
+def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]:
+    return {m: frame[m].to_numpy(float) for m in target.metrics}
+
+
+def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
+              ) -> VariationSpec:
     """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values."""
     out = []
-    for p in carriers_of(target):
-        dist, metric = CARRIERS[p]
+    for metric, p in carriers.items():
+        dist = DISTRIBUTION[p]
         sigma, shift = values[f"sigma_{p}"], values[f"shift_{p}"]
         c2c = target.c2c_fraction(metric)
         if c2c < 1.0:
@@ -156,6 +205,7 @@ class VariationFit:
     seconds: float
     nfev: int
     protocol: Protocol
+    carriers: dict[str, str]
 
     def report(self) -> str:
         lines = [f"{'metric':10s} {'data median':>12s} {'model':>10s} {'data spread':>12s} "
@@ -191,53 +241,129 @@ def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, device
     return frame[frame["converged"]]
 
 
-def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
-                  seed: int = 1, max_nfev: int = 12, protocol: Protocol | None = None,
-                  log: Callable[[str], None] | None = None) -> VariationFit:
-    t0 = time.perf_counter()
-    protocol = protocol or protocol_of(card)
-    data = target.stats()
-    metrics = target.metrics
-    params = lmfit.Parameters()
-    for p in carriers_of(target):
-        params.add(f"sigma_{p}", value=START_SIGMA[p], min=0.0, max=MAX_SIGMA[p])
-        params.add(f"shift_{p}", value=0.0, min=-3 * MAX_SIGMA[p], max=3 * MAX_SIGMA[p])
-    count = {"n": 0}
+#: Probe steps of each carrier's shift (its units; ln for lognormal).
+class _Evaluator:
+    """Monte Carlo statistics of a set of fitted values (cached), and the best so far."""
 
-    def residual(pars: lmfit.Parameters) -> np.ndarray:
-        values = {k: v.value for k, v in pars.items()}
-        frame = simulate_metrics(card, spec_from(values, target), protocol, devices, cycles,
-                                 seed)
-        count["n"] += 1
-        model = stats_of({m: frame[m].to_numpy(float) for m in metrics})
+    def __init__(self, target: Target, carriers: dict[str, str], card: Card,
+                 protocol: Protocol, devices: int, cycles: int, seed: int,
+                 log: Callable[[str], None] | None):
+        self.target, self.carriers, self.card, self.protocol = target, carriers, card, protocol
+        self.devices, self.cycles, self.seed, self.log = devices, cycles, seed, log
+        self.data = target.stats()
+        self.count = 0
+        self.best: tuple[float, dict[str, float]] | None = None
+
+    def stats(self, values: dict[str, float]) -> dict:
+        frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers),
+                                 self.protocol, self.devices, self.cycles, self.seed)
+        self.count += 1
+        model = stats_of({m: frame[m].to_numpy(float) for m in self.target.metrics})
+        cost = float(np.sum(self.residual(model) ** 2))
+        if self.best is None or cost < self.best[0]:
+            self.best = (cost, dict(values))
+        if self.log:
+            self.log(f"  evaluation {self.count}: " + ", ".join(
+                f"{m} {model[m]['median']:.4g}/{model[m]['spread']:.3g}"
+                for m in self.target.metrics))
+        return model
+
+    def residual(self, model: dict) -> np.ndarray:
+        """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
+        spread (5 % of it) mismatches."""
         r = []
-        for m in metrics:
-            d, s = data[m], model[m]
-            if m in LOG_METRICS:  # 1 = 5 % of the median, 5 % of the spread
+        for m in self.target.metrics:
+            d, s = self.data[m], model[m]
+            if m in LOG_METRICS:
                 r.append(math.log(s["median"] / d["median"]) / 0.05)
             else:
                 r.append((s["median"] - d["median"]) / (0.05 * d["spread"]))
             r.append((s["spread"] / d["spread"] - 1) / 0.05)
-        if log:
-            log(f"  evaluation {count['n']}: " + ", ".join(
-                f"{m} {model[m]['median']:.4g}/{model[m]['spread']:.3g}" for m in metrics))
-        return np.nan_to_num(np.array(r), nan=1e3)
+        return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
-    mini = lmfit.Minimizer(residual, params)
-    res = mini.least_squares(max_nfev=max_nfev, diff_step=0.05, x_scale="jac")
-    values = {k: v.value for k, v in res.params.items()}
-    spec = spec_from(values, target)
+
+def _centre(m: str, stats: dict) -> float:
+    return math.log(stats[m]["median"]) if m in LOG_METRICS else stats[m]["median"]
+
+
+def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
+    """Each carrier moves its own metric: Newton steps on the medians (slopes from one
+    probe run per carrier) and ratio updates of the spreads, damped, with the step
+    halved whenever a round makes the match worse."""
+    model = ev.stats(values)
+    slope = {}
+    for m, p in ev.carriers.items():
+        probe = dict(values)
+        probe[f"shift_{p}"] += PROBE[p]
+        slope[p] = (_centre(m, ev.stats(probe)) - _centre(m, model)) / PROBE[p]
+    best_cost, best = float(np.sum(ev.residual(model) ** 2)), dict(values)
+    damping = 1.0
+    for _ in range(rounds):
+        trial = dict(best)
+        for m, p in ev.carriers.items():
+            miss = _centre(m, ev.data) - _centre(m, model)
+            if abs(slope[p]) > 1e-9:
+                step = float(np.clip(miss / slope[p], -3 * PROBE[p], 3 * PROBE[p]))
+                trial[f"shift_{p}"] += damping * step
+            ratio = ev.data[m]["spread"] / max(model[m]["spread"], 1e-12)
+            # damped: a spread far too wide pushes devices out of switching
+            factor = float(np.clip(ratio, 0.5, 2.0)) ** damping
+            trial[f"sigma_{p}"] = float(np.clip(trial[f"sigma_{p}"] * factor, 0.0,
+                                                MAX_SIGMA[p]))
+        trial_model = ev.stats(trial)
+        cost = float(np.sum(ev.residual(trial_model) ** 2))
+        if cost < best_cost:
+            best_cost, best, model = cost, trial, trial_model
+            if np.all(np.abs(ev.residual(model)) <= 1.0):  # all within 5 %
+                break
+        else:
+            damping *= 0.5
+    return best
+
+
+def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
+                  seed: int = 1, rounds: int = 6, polish_nfev: int = 10,
+                  protocol: Protocol | None = None,
+                  log: Callable[[str], None] | None = None) -> VariationFit:
+    """Moment matching (``rounds`` Monte Carlo runs), then, with ``polish_nfev`` > 0, an
+    lmfit least-squares polish of all shifts and spreads together; the best evaluated
+    values win."""
+    t0 = time.perf_counter()
+    protocol = protocol or protocol_of(card)
+    carriers = choose_carriers(target, card, protocol, seed, log=log)
+    ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log)
+    values = {}
+    for p in carriers.values():
+        values[f"sigma_{p}"], values[f"shift_{p}"] = START_SIGMA[p], 0.0
+    values = _moment_match(ev, values, rounds)
+    if polish_nfev > 0:
+        params = lmfit.Parameters()
+        for p in carriers.values():
+            params.add(f"sigma_{p}", value=values[f"sigma_{p}"], min=0.0, max=MAX_SIGMA[p])
+            params.add(f"shift_{p}", value=values[f"shift_{p}"], min=-3 * MAX_SIGMA[p],
+                       max=3 * MAX_SIGMA[p])
+        budget = ev.count + polish_nfev
+
+        def residual(pars: lmfit.Parameters) -> np.ndarray:
+            if ev.count >= budget:  # a hard cap on Monte Carlo runs, Jacobian included
+                raise AbortFitException(f"{polish_nfev} polish evaluations used")
+            return ev.residual(ev.stats({k: v.value for k, v in pars.items()}))
+
+        lmfit.Minimizer(residual, params).least_squares(diff_step=0.05, x_scale="jac")
+    assert ev.best is not None
+    spec = spec_from(ev.best[1], target, carriers)
     frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
-    model = stats_of({m: frame[m].to_numpy(float) for m in metrics})
-    return VariationFit(spec, target, data, model, frame, time.perf_counter() - t0,
-                        count["n"], protocol)
+    model = stats_of(_frame_metrics(frame, target))
+    return VariationFit(spec, target, ev.data, model, frame, time.perf_counter() - t0,
+                        ev.count, protocol, carriers)
 
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card) -> Path:
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
-    data["fit"] = {"data": fit.data_stats, "model": fit.model_stats, "ks": fit.ks(),
+    data["fit"] = {"carriers": fit.carriers, "data": fit.data_stats, "model": fit.model_stats,
+                   "ks": fit.ks(),
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
