@@ -60,7 +60,9 @@ def naive(devices: int) -> dict:
     t0 = time.perf_counter()
     failed = 0
     for i in range(devices):
-        card = base.replace(**{p: float(values[p][i]) for p in mc.spec.parameters})
+        drawn = {p: float(values[p][i]) for p in mc.spec.parameters}
+        drawn["x0"] = min(max(drawn.get("x0", base["x0"]), 0.0), base["l0"])  # as run_devices
+        card = base.replace(**drawn)
         res = simulate_spice(mc.protocol.circuit, st, cards=[card],
                              circuit_params=mc.protocol.circuit_params, model="osdi")
         failed += len(res.failures())

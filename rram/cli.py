@@ -241,7 +241,8 @@ def netlist(kind, card_path, settings, model_kind, model_path, instance, options
 @click.option("--cycles", type=click.IntRange(1, 10**6), required=True)
 @click.option("--seed", type=click.IntRange(0, None), required=True)
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
-              help="Worker processes [default: one per core; 1 runs in this process].")
+              help="Worker processes [default: 1 (this process, numba threads) for the "
+                   "Python engine, one per core for ngspice].")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (tcp://host:8786) instead of a local cluster.")
 @click.option("--chunk", type=click.IntRange(1, 10**7), default=None,
