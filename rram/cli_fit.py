@@ -98,13 +98,15 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--skip", multiple=True,
               type=click.Choice(["r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V"]),
               help="Leave a metric out of the fit (repeatable).")
+@click.option("--scatter", "scatter_path", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Per-cycle fits (rram fit-cycles): start from their spread.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
               help="Variation spec JSON.")
 @click.option("--plots", type=click.Path(file_okay=False), default=None,
               help="Probit CDF overlays of data and model.")
 @handle_errors
 def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polish, skip,
-                      out, plots) -> None:
+                      scatter_path, out, plots) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V])."""
@@ -113,8 +115,17 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
 
     target = target_of(load_distribution(dist_file), skip=tuple(skip))
     card = _load_card(card_path)
+    start = None
+    if scatter_path:
+        import pandas as pd
+
+        from .fit.cycles import scatter_sigmas
+
+        start = scatter_sigmas(pd.read_csv(scatter_path, keep_default_na=True))
+        click.echo("per-cycle scatter: " + ", ".join(f"{k} {v:.4g}" for k, v in start.items()),
+                   err=True)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
-                           rounds=rounds, polish_nfev=polish,
+                           rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True))
     save_spec(result, out, data_sha256=sha256_of(dist_file), card=card)
     click.echo(result.report())
@@ -122,3 +133,43 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
     if plots:
         for p in overlay_cdfs(result, plots):
             click.echo(f"wrote {p}", err=True)
+
+
+@main.command("fit-cycles")
+@click.argument("iv_files", nargs=-1, required=True, type=click.Path(exists=True,
+                                                                     dir_okay=False))
+@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+              required=True, help="The fitted card of the median cycle (rram fit).")
+@click.option("--cycles", "cycle_range", default=None, metavar="A:B",
+              help="Only cycles A..B.")
+@click.option("--compliance", type=float, default=None, callback=_finite,
+              help="SET compliance (A) [default: the SET sweeps' median peak current].")
+@click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
+              default="auto", show_default=True)
+@click.option("--out", required=True, type=click.Path(dir_okay=False),
+              help="CSV: one row per cycle (fitted ea, eh, fw, x0, RMS, error).")
+@handle_errors
+def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, out) -> None:
+    """Refit every measured loop (ea, eh, fw, x0 from the median-cycle card): the
+    cycle-to-cycle scatter of the kinetics, for rram fit-variation --scatter."""
+    from .fit.cycles import fit_cycles, scatter_sigmas
+    from .fit.data import load_iv
+    from .fit.loop import build_loops
+    from .fit.recipe import default_recipe
+    from .io import write_atomic
+
+    recipe = default_recipe()
+    loops = build_loops([c for f in iv_files for c in load_iv(f)], compliance, set_polarity,
+                        recipe.icc_reset)
+    span = _cycle_range(cycle_range)
+    loops = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]
+    if not loops:
+        raise InputError(f"--cycles {cycle_range}: no cycle with both sweeps in range")
+    table = fit_cycles(loops, _load_card(card_path), recipe,
+                       log=lambda s: click.echo(s, err=True))
+    write_atomic(out, lambda p: table.to_csv(p, index=False))
+    ok = table[table["error"] == ""]
+    click.echo(f"{len(ok)} of {len(table)} loops fitted; median RMS "
+               f"{ok['rms_dec'].median():.3f} dec; C2C scatter: " + ", ".join(
+                   f"{k} {v:.4g}" for k, v in scatter_sigmas(table).items()))
+    click.echo(f"wrote {out}", err=True)

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from rram.card import default_card, load_card
+from rram.fit.cycles import fit_cycles, scatter_sigmas
 from rram.fit.data import IVCurve, load_iv
 from rram.fit.iv import fit_loop, loop_rms
 from rram.fit.loop import (
@@ -22,14 +23,14 @@ from rram.fit.loop import (
     simulate_loop_spice,
     simulate_loops,
 )
-from rram.fit.recipe import Recipe, Stage
+from rram.fit.recipe import Recipe, Stage, default_recipe
 
 DATA = Path(__file__).resolve().parents[1] / "fitting" / "data" / "tud_H16248L_M12"
 SET_FILE = DATA / "tud_H16248L_M12_set_IV_101cyc.csv"
 RESET_FILE = DATA / "tud_H16248L_M12_reset_IV_105cyc.csv"
 
 
-def synthetic_loop(card, noise_dec: float, seed: int) -> MeasuredLoop:
+def synthetic_loop(card, noise_dec: float, seed: int, cycle: int = 1) -> MeasuredLoop:
     """A 1 kV/s DC loop of ``card`` (SET at positive V, 100 µA compliance), sampled every
     5 mV, with log-normal current noise of ``noise_dec`` decades."""
     volts = np.r_[np.linspace(0, 2, 401), np.linspace(2, 0, 401)[1:]]
@@ -41,8 +42,8 @@ def synthetic_loop(card, noise_dec: float, seed: int) -> MeasuredLoop:
     rng = np.random.default_rng(seed)
     current = current * 10 ** (noise_dec * rng.standard_normal(current.size))
     n = t.size
-    return MeasuredLoop(IVCurve(1, t, volts, current[:n], "synthetic"),
-                        IVCurve(1, t, -volts, current[n:], "synthetic"), 100e-6, 10e-3)
+    return MeasuredLoop(IVCurve(cycle, t, volts, current[:n], "synthetic"),
+                        IVCurve(cycle, t, -volts, current[n:], "synthetic"), 100e-6, 10e-3)
 
 
 def test_synthetic_round_trip_recovers_the_key_parameters():
@@ -139,3 +140,15 @@ def test_fit_cli_writes_a_card_with_provenance(tmp_path):
                           "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
     assert bad.returncode == 2 and "cycle 7" in bad.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.slow
+def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
+    barriers = [1.40, 1.43, 1.46, 1.49]
+    loops = [synthetic_loop(default_card().replace(ea=ea), 0.01, seed=k, cycle=k)
+             for k, ea in enumerate(barriers)]
+    table = fit_cycles(loops, default_card(), default_recipe(), progress=False)
+    assert (table["error"] == "").all()
+    assert np.allclose(table["ea"], barriers, rtol=0.01)
+    true = (np.percentile(barriers, 75) - np.percentile(barriers, 25)) / 1.349
+    assert scatter_sigmas(table)["dea"] == pytest.approx(true, rel=0.1)

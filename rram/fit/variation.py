@@ -324,17 +324,21 @@ def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict
 def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
                   seed: int = 1, rounds: int = 6, polish_nfev: int = 10,
                   protocol: Protocol | None = None,
+                  start_sigma: dict[str, float] | None = None,
                   log: Callable[[str], None] | None = None) -> VariationFit:
     """Moment matching (``rounds`` Monte Carlo runs), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
-    values win."""
+    values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
+    :func:`rram.fit.cycles.scatter_sigmas`) replaces the generic starting spreads."""
     t0 = time.perf_counter()
     protocol = protocol or protocol_of(card)
     carriers = choose_carriers(target, card, protocol, seed, log=log)
     ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log)
     values = {}
     for p in carriers.values():
-        values[f"sigma_{p}"], values[f"shift_{p}"] = START_SIGMA[p], 0.0
+        sigma = (start_sigma or {}).get(p, START_SIGMA[p])
+        values[f"sigma_{p}"] = float(min(max(sigma, 0.0), MAX_SIGMA[p]))
+        values[f"shift_{p}"] = 0.0
     values = _moment_match(ev, values, rounds)
     if polish_nfev > 0:
         params = lmfit.Parameters()
