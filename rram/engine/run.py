@@ -205,6 +205,24 @@ def state_offsets(cards: Sequence[Card]) -> np.ndarray:
     return np.array([[c["x0"] / NM, c["w0"] / NM] for c in cards], float).reshape(-1, 2)
 
 
+def prepare_inputs(circuit: str, stimuli: Stimulus | Sequence[Stimulus],
+                   cards: Card | Sequence[Card] | None,
+                   circuit_params: Mapping[str, object] | None, n_devices: int | None
+                   ) -> tuple[list[Stimulus], list[Card], np.ndarray]:
+    """The inputs of a simulation, checked and broadcast to one entry per device: the
+    stimuli, the cards and the circuit-parameter matrix (shared by every engine)."""
+    if circuit not in CIRCUIT_KINDS:
+        raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    if isinstance(stimuli, Stimulus):
+        n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
+        stimuli = [stimuli] * n
+    stimuli = list(stimuli)
+    if not stimuli:
+        raise InputError("no devices to simulate")
+    n = len(stimuli)
+    return stimuli, _as_cards(cards, n), _circuit_matrix(circuit_params, n)
+
+
 def simulate(
     circuit: str,
     stimuli: Stimulus | Sequence[Stimulus],
@@ -234,18 +252,10 @@ def simulate(
     (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).
     """
-    if circuit not in CIRCUIT_KINDS:
-        raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
     opts = options or Options()
-    if isinstance(stimuli, Stimulus):
-        n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
-        stimuli = [stimuli] * n
-    stimuli = list(stimuli)
+    stimuli, card_list, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
+                                            n_devices)
     n = len(stimuli)
-    if n == 0:
-        raise InputError("no devices to simulate")
-    card_list = _as_cards(cards, n)
-    cp = _circuit_matrix(circuit_params, n)
     P = np.concatenate([np.array([[c.values[k] for k in PARAMETER_NAMES] for c in card_list]),
                         cp], axis=1)
     TP, VP, ICC, OUT = _pad(stimuli)

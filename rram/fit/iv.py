@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..params import Card
-from .loop import MeasuredLoop, log_residual, read_resistances, simulate_loops, switching_voltages
+from .loop import MeasuredLoop, log_residual, loop_metrics, simulate_loops, switching_voltages
 from .recipe import Recipe, Stage, default_recipe
 
 #: Residual of a point the model could not simulate (decades).
@@ -203,7 +203,11 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
         card = best
         cur = simulate_loops(loop, [card]).current[0]
         n_pts = int(obj.mask.sum())  # the point rows come first
-        errors, correl = _covariance(obj.jacobian(res.params)[:n_pts], res.residual[:n_pts],
+        # least_squares' Jacobian at its solution (ours, one batch), else a fresh one
+        jac = getattr(res, "jac", None)
+        if jac is None or np.shape(jac) != (len(res.residual), len(obj.names)):
+            jac = obj.jacobian(res.params)
+        errors, correl = _covariance(np.asarray(jac)[:n_pts], res.residual[:n_pts],
                                      obj.names)
         reports.append(StageReport(
             stage.name,
@@ -217,19 +221,12 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             bar.update()
     if bar is not None:
         bar.close()
-    cur = simulate_loops(loop, [card]).current[0]
-    return LoopFit(card, reports, loop_rms(loop, cur),
-                   _pair(switching_voltages(loop, loop.current), switching_voltages(loop, cur),
-                         0),
-                   _pair(switching_voltages(loop, loop.current), switching_voltages(loop, cur),
-                         1),
-                   _pair(read_resistances(loop, loop.current), read_resistances(loop, cur), 0),
-                   _pair(read_resistances(loop, loop.current), read_resistances(loop, cur), 1),
-                   cur, time.perf_counter() - t0)
-
-
-def _pair(data, model, k: int) -> tuple[float, float]:
-    return float(data[k]), float(model[k])
+    if not reports:
+        cur = simulate_loops(loop, [card]).current[0]
+    data, model = loop_metrics(loop), loop_metrics(loop, cur)
+    pairs = {k: (float(data[k]), float(model[k])) for k in data}
+    return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
+                   pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0)
 
 
 def _covariance(jac: np.ndarray, residual: np.ndarray, names: tuple[str, ...],

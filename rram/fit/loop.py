@@ -248,7 +248,8 @@ def simulate_loop_spice(loop: MeasuredLoop, card: Card, model: str = "osdi") -> 
     Verilog-A build, ``subckt`` for the subcircuit) with ``card`` as exported."""
     from ..spice import simulate_spice
 
-    res = simulate_spice("compliance", loop.stimulus(), cards=[card], model=model)
+    stimulus = loop.stimulus()
+    res = simulate_spice("compliance", stimulus, cards=[card], model=model)
     res.raise_on_failure()
     a = res.device_arrays(0)
-    return np.interp(loop.stimulus().sample_times, a["time_s"], a["current_A"])
+    return np.interp(stimulus.sample_times, a["time_s"], a["current_A"])

@@ -243,7 +243,7 @@ def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, device
 
 #: Probe steps of each carrier's shift (its units; ln for lognormal).
 class _Evaluator:
-    """Monte Carlo statistics of a set of fitted values (cached), and the best so far."""
+    """Monte Carlo statistics of a set of fitted values, counted, and the best so far."""
 
     def __init__(self, target: Target, carriers: dict[str, str], card: Card,
                  protocol: Protocol, devices: int, cycles: int, seed: int,

@@ -142,13 +142,13 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     devices = [int(d) for d in devices]
     n = len(devices)
     base = mc.card
-    # x0 and w0 vary the formed device (D2D); afterwards the state carries over
-    first = draw(mc.spec, base.values, mc.seed, devices, 0, "set")
-    d2d_only = VariationSpec(mc.spec.of_kind("d2d"))
+    # the formed device: its D2D draws (x0 and w0 vary only device to device);
+    # afterwards the state carries over
     formed = {p: np.full(n, base[p]) for p in mc.spec.parameters}
-    formed.update(draw(d2d_only, base.values, mc.seed, devices, 0, "set"))
-    gap = first.get("x0", np.full(n, base["x0"])).copy()
-    width = first.get("w0", np.full(n, base["w0"])).copy()
+    formed.update(draw(VariationSpec(mc.spec.of_kind("d2d")), base.values, mc.seed, devices,
+                       0, "set"))
+    gap = formed.get("x0", np.full(n, base["x0"])).copy()
+    width = formed.get("w0", np.full(n, base["w0"])).copy()
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
     error = [""] * n
     table: dict[str, list] = {c: [] for c in mc.columns}

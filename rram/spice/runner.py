@@ -16,11 +16,10 @@ import numpy as np
 
 from ..circuits import CIRCUIT_PARAMETERS
 from ..engine.jit import integrator as ig
-from ..engine.run import UNKNOWNS, SimResult, _as_cards, _circuit_matrix
+from ..engine.run import UNKNOWNS, SimResult, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
-from ..generate import CIRCUIT_KINDS
 from ..params import Card
 from . import models
 from .ngspice import NgspiceSession
@@ -192,20 +191,12 @@ def simulate_spice(
     :meth:`SimResult.raise_on_failure`, which raises the typed
     :class:`~rram.errors.ConvergenceError`); other ngspice errors raise at once.
     """
-    if circuit not in CIRCUIT_KINDS:
-        raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise InputError(f"batch must be a positive integer, got {batch!r}")
     opts = options or SpiceOptions()
-    if isinstance(stimuli, Stimulus):
-        n = n_devices or (1 if cards is None or isinstance(cards, Card) else len(cards))
-        stimuli = [stimuli] * n
-    stimuli = list(stimuli)
+    stimuli, card_list, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
+                                            n_devices)
     n = len(stimuli)
-    if n == 0:
-        raise InputError("no devices to simulate")
-    card_list = _as_cards(cards, n)
-    cp = _circuit_matrix(circuit_params, n)
     names = [p.name for p in CIRCUIT_PARAMETERS]
     ref = model_ref(model)
     session = NgspiceSession.get()
