@@ -6,7 +6,7 @@ fresh process, and reports its device-cycles per second and peak resident memory
 main process, and the largest Dask worker).  The naive baseline runs one PySpice
 simulation per sample: one deck per device-cycle, one process, no state carried over.
 
-    python benchmarks/bench_mc.py [--python-devices 1000 10000] [--spice-devices 40]
+    python benchmarks/bench_mc.py [--python-devices 1000 10000] [--spice-devices 400]
 """
 
 from __future__ import annotations
@@ -45,18 +45,23 @@ def one(engine: str, devices: int, cycles: int, workers: int) -> dict:
             "main_mb": own, "worker_mb": children if workers > 1 else 0.0}
 
 
-def naive(devices: int) -> dict:
-    """One PySpice run per sample: the full SET/RESET loop of each device in its own deck."""
+def naive(devices: int, tuned: bool = False) -> dict:
+    """One PySpice run per sample: the full SET/RESET loop of each device in its own deck,
+    at the default deck settings (``tuned``: with the Monte Carlo's SET options)."""
     from rram.card import default_card
     from rram.engine.stimulus import dc_loops
     from rram.mc import MonteCarlo
     from rram.mc.draws import draw
-    from rram.spice import simulate_spice
+    from rram.mc.run import SPICE_SET_OPTIONS
+    from rram.spice import SpiceOptions, simulate_spice
+    from rram.spice.testbench import DEFAULT_OPTIONS
 
     mc = MonteCarlo(devices=devices, cycles=1, seed=1)
     base = default_card()
     values = draw(mc.spec, base.values, 1, range(devices), 0, "set")
     st = dc_loops(mc.protocol.v_set, mc.protocol.v_reset, mc.protocol.rate)
+    options = SpiceOptions(spice_options={**DEFAULT_OPTIONS, **SPICE_SET_OPTIONS}) if tuned \
+        else SpiceOptions()
     t0 = time.perf_counter()
     failed = 0
     for i in range(devices):
@@ -64,7 +69,8 @@ def naive(devices: int) -> dict:
         drawn["x0"] = min(max(drawn.get("x0", base["x0"]), 0.0), base["l0"])  # as run_devices
         card = base.replace(**drawn)
         res = simulate_spice(mc.protocol.circuit, st, cards=[card],
-                             circuit_params=mc.protocol.circuit_params, model="osdi")
+                             circuit_params=mc.protocol.circuit_params, model="osdi",
+                             options=options)
         failed += len(res.failures())
     own, _ = _peak_mb()
     return {"rate": devices / (time.perf_counter() - t0), "failed": failed, "main_mb": own,
@@ -80,7 +86,7 @@ def _spawn(*args: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--python-devices", type=int, nargs="+", default=[1000, 10000])
-    ap.add_argument("--spice-devices", type=int, default=40)
+    ap.add_argument("--spice-devices", type=int, default=400)
     ap.add_argument("--subckt-devices", type=int, default=4)
     ap.add_argument("--cycles", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
@@ -88,7 +94,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.one:
         kind, *rest = args.one
-        result = naive(int(rest[0])) if kind == "naive" else one(
+        result = naive(int(rest[0]), kind == "naive-tuned") if kind.startswith("naive") else one(
             kind, int(rest[0]), int(rest[1]), int(rest[2]))
         print(json.dumps(result))
         return
@@ -108,6 +114,9 @@ def main() -> None:
     r = _spawn("naive", str(args.spice_devices))
     rates["naive"] = r["rate"]
     show("naive PySpice (OSDI)", 1, args.spice_devices, r)
+    r = _spawn("naive-tuned", str(args.spice_devices))
+    r_tuned = r["rate"]
+    show("naive, Monte Carlo SET deck", 1, args.spice_devices, r)
     for engine, n, cycles, workers in configs:
         r = _spawn(engine, str(n), str(cycles), str(workers))
         label = {"python": "python engine", "veriloga": "ngspice OSDI (per operation)",
@@ -116,7 +125,8 @@ def main() -> None:
         rates[engine] = max(rates.get(engine, 0.0), r["rate"])
     spice = max(rates["veriloga"], rates["ngspice"])
     print(f"\npython / best ngspice: {rates['python'] / spice:.1f}x;  "
-          f"best ngspice / naive: {spice / rates['naive']:.2f}x")
+          f"best ngspice / naive: {spice / rates['naive']:.2f}x;  "
+          f"/ naive with the Monte Carlo SET deck: {spice / r_tuned:.2f}x")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from PATH.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -31,19 +32,31 @@ def _cached(text: str, suffix: str) -> Path:
     return path
 
 
-def subckt_library(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
-    """Path of the rendered ngspice subcircuit library (default card as defaults)."""
+# The renderings are pure functions of the (immutable) model: render each once per
+# process, not once per simulation (a Monte Carlo runs thousands).
+@functools.lru_cache(maxsize=16)
+def _subckt_text(name: str, expose: tuple[str, ...]) -> str:
     from ..model import MODEL
     from ..printers.spice_printer import render_subckt
 
-    return _cached(render_subckt(MODEL, name=name, expose=expose), f"_{name}.lib")
+    return render_subckt(MODEL, name=name, expose=expose)
 
 
-def veriloga_source(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+@functools.lru_cache(maxsize=16)
+def _module_text(name: str, expose: tuple[str, ...]) -> str:
     from ..model import MODEL
     from ..printers.veriloga_printer import render_module
 
-    return _cached(render_module(MODEL, name=name, expose=expose), f"_{name}.va")
+    return render_module(MODEL, name=name, expose=expose)
+
+
+def subckt_library(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+    """Path of the rendered ngspice subcircuit library (default card as defaults)."""
+    return _cached(_subckt_text(name, tuple(expose)), f"_{name}.lib")
+
+
+def veriloga_source(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
+    return _cached(_module_text(name, tuple(expose)), f"_{name}.va")
 
 
 def openvaf() -> str:
