@@ -42,7 +42,7 @@ class SpiceOptions:
     tmax: float | None = None
     tmax_scale: float = 1.0
     spice_options: Mapping[str, float | str] = field(default_factory=dict)
-    retry_scales: tuple[float, ...] = (0.3, 0.07)
+    retry_scales: tuple[float, ...] = (0.5, 0.3, 0.07)
 
     @classmethod
     def tight(cls, **kw) -> SpiceOptions:
