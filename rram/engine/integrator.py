@@ -60,6 +60,10 @@ STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC
 #: Steps in a row that may be accepted at that resolution with the error test failing.
 MAX_FORCED = 200
 N_STATS = 7
+#: Safety factor of the step-size controller (the new step aims at this fraction of the
+#: step the error estimate allows): at 0.9 a DC loop rejected 162 of 575 steps; at 0.75,
+#: 37 of 487, for 16 % fewer model evaluations (measured on the default loop).
+SAFETY = 0.75
 
 _NJ = {"cache": True, "error_model": "numpy"}
 
@@ -178,9 +182,12 @@ def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, l
 
 
 @njit(**_NJ)
-def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n):
-    """dy = -J⁻¹·(F(y) + α₀·JQ·y + qhist) with the current LU factors.  False if not finite."""
-    circuit_residual(kind, y, u, p, F)
+def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, fresh):
+    """dy = -J⁻¹·(F(y) + α₀·JQ·y + qhist) with the current LU factors.  False if not finite.
+
+    ``fresh``: ``F`` already holds F(y) (from the Jacobian evaluation at y)."""
+    if not fresh:
+        circuit_residual(kind, y, u, p, F)
     for i in range(n):
         q = 0.0
         for j in range(n):
@@ -221,7 +228,7 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
     stats[STAT_JAC] += 1
     if not _factor(JF, JQ, a0, LU, piv, n):
         return -1
-    if not _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n):
+    if not _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, True):
         return -1
     evals = 1
     lam = 1.0
@@ -239,7 +246,7 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
         for i in range(n):
             trial[i] = y[i] + scale * dy[i]
         evals += 1
-        ok = _newton_step(kind, trial, u, p, a0, qhist, F, JQ, LU, piv, dyt, n)
+        ok = _newton_step(kind, trial, u, p, a0, qhist, F, JQ, LU, piv, dyt, n, False)
         norm_t = _wnorm(dyt, wt, n) if ok else np.inf
         if norm_t > (1.0 - scale / 4.0) * norm * max(scale, 1e-300) / scale or not ok:
             if scale < 1.0 / 16.0:
@@ -259,7 +266,7 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
             if not _factor(JF, JQ, a0, LU, piv, n):
                 return -evals
             evals += 1
-            if not _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n):
+            if not _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, True):
                 return -evals
             norm = _wnorm(dy, wt, n)
             if norm <= tol:
@@ -437,7 +444,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         elif its < 0 or err > 1.0:
             stats[STAT_REJECTED] += 1
             rejected = True
-            h_new = h * (0.25 if its < 0 else max(0.2, 0.9 * err ** (-1.0 / (order + 1))))
+            h_new = h * (0.25 if its < 0 else max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
             if h_new < floor:
                 if h <= 1.001 * floor:
                     stats[STAT_FAIL_TIME] = t
@@ -493,7 +500,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
                 h = min(h, hmax, (tp[k + 1] - tp[k]) * 1e-3)
             continue
         npts += 1
-        fac = 3.0 if err == 0.0 else min(3.0, max(0.2, 0.9 * err ** (-1.0 / (order + 1))))
+        fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
         if rejected or its > 4:  # no growth right after a rejection or a hard Newton solve
             fac = min(fac, 1.0)
         rejected = False
