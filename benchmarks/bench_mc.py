@@ -54,14 +54,12 @@ def naive(devices: int, tuned: bool = False) -> dict:
     from rram.mc.draws import draw
     from rram.mc.run import SPICE_SET_OPTIONS
     from rram.spice import SpiceOptions, simulate_spice
-    from rram.spice.testbench import DEFAULT_OPTIONS
 
     mc = MonteCarlo(devices=devices, cycles=1, seed=1)
     base = default_card()
     values = draw(mc.spec, base.values, 1, range(devices), 0, "set")
     st = dc_loops(mc.protocol.v_set, mc.protocol.v_reset, mc.protocol.rate)
-    options = SpiceOptions(spice_options={**DEFAULT_OPTIONS, **SPICE_SET_OPTIONS}) if tuned \
-        else SpiceOptions()
+    options = SpiceOptions(spice_options=SPICE_SET_OPTIONS) if tuned else SpiceOptions()
     t0 = time.perf_counter()
     failed = 0
     for i in range(devices):

@@ -137,15 +137,11 @@ def spice_settings(protocol: Protocol, event: str):
     The step cap is the one a whole cycle in one deck gets, so the answer does not depend
     on how the cycle is split into operations."""
     from ..spice import SpiceOptions
-    from ..spice.testbench import DEFAULT_OPTIONS
+    from ..spice.testbench import step_cap
 
-    phases = [protocol.stimulus(e, 0).times for e in ("set", "reset")]
-    cycle = sum(float(t[-1] - t[0]) for t in phases)
-    longest = max(float(np.max(np.diff(t))) for t in phases)
-    cap = min(cycle / 200, longest / 10)  # Testbench.step_max of the whole cycle
+    cap = step_cap([protocol.stimulus(e, 0).times for e in ("set", "reset")])
     if event == "set":
-        return SpiceOptions(tmax=cap, spice_options={**DEFAULT_OPTIONS,
-                                                     **SPICE_SET_OPTIONS}), 1
+        return SpiceOptions(tmax=cap, spice_options=SPICE_SET_OPTIONS), 1
     return SpiceOptions(tmax=cap), SPICE_RESET_BATCH
 
 

@@ -44,6 +44,14 @@ DEFAULT_OPTIONS: dict[str, float | str] = {"method": "gear", "reltol": 1e-4}
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
+def step_cap(pieces: Sequence[np.ndarray]) -> float:
+    """The default step cap of a deck running the breakpoint times ``pieces`` one after
+    the other: 1/200 of their total duration, at most 1/10 of the longest segment."""
+    duration = sum(float(t[-1] - t[0]) for t in pieces)
+    longest = max(float(np.max(np.diff(t))) for t in pieces)
+    return min(duration / 200, longest / 10)
+
+
 @dataclass(frozen=True)
 class ModelRef:
     """Where the model comes from: the subcircuit library or a compiled OSDI file."""
@@ -130,8 +138,7 @@ class Testbench:
         keeps ngspice from striding over a slow ramp."""
         if self.tmax is not None:
             return float(self.tmax)
-        t = self.stimulus.times
-        return float(min((t[-1] - t[0]) / 200, max(t[1:] - t[:-1]) / 10))
+        return step_cap([self.stimulus.times])
 
     # Rendering -------------------------------------------------------------------
     def _params(self) -> dict[str, str]:
