@@ -430,7 +430,10 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             cerr = 2.0 / 7.0
         for i in range(n):
             yc[i] = yp[i]
-            wt[i] = atol[i] + rtol * abs(y[i])
+            # the error test's weights: gap and width are absolute (errkind 2), so Newton
+            # must converge them to atol, not rtol·|y| (8e-3 nm at a parked 8 nm gap,
+            # whose leftover jitter the error test then rejected step after step)
+            wt[i] = atol[i] + (0.0 if errkind[i] == 2 else rtol * abs(y[i]))
         its = newton_tran(kind, yc, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
                           0.2, 12, stats)
         stats[STAT_NEWTON] += abs(its)
