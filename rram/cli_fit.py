@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -91,13 +92,16 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--cycles", type=click.IntRange(1, 100), default=2, show_default=True,
               help="Simulated cycles per device.")
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True)
-@click.option("--rounds", type=click.IntRange(0, 50), default=6, show_default=True,
-              help="Moment-matching Monte Carlo runs.")
+@click.option("--rounds", type=click.IntRange(0, 50), default=8, show_default=True,
+              help="Moment-matching steps (each re-probes the sensitivities).")
 @click.option("--polish", type=click.IntRange(0, 500), default=10, show_default=True,
               help="Monte Carlo runs of the lmfit polish of all spreads together.")
 @click.option("--skip", multiple=True,
               type=click.Choice(["r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V"]),
               help="Leave a metric out of the fit (repeatable).")
+@click.option("--weight", "weights", multiple=True, metavar="METRIC=W",
+              help="Weigh a metric's median and spread mismatch by W > 0 (default 1; "
+                   "repeatable), e.g. v_reset_V=0.5.")
 @click.option("--scatter", "scatter_path", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Per-cycle fits (rram fit-cycles): start from their spread.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False),
@@ -106,14 +110,23 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
               help="Probit CDF overlays of data and model.")
 @handle_errors
 def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polish, skip,
-                      scatter_path, out, plots) -> None:
+                      weights, scatter_path, out, plots) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V])."""
     from .fit.data import load_distribution, sha256_of
     from .fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
 
-    target = target_of(load_distribution(dist_file), skip=tuple(skip))
+    parsed = {}
+    for item in weights:
+        metric, sep, value = item.partition("=")
+        try:
+            parsed[metric.strip()] = float(value) if sep else float("nan")
+        except ValueError:
+            parsed[metric.strip()] = float("nan")
+        if not sep or not math.isfinite(parsed[metric.strip()]):
+            raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
+    target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed)
     card = _load_card(card_path)
     start = None
     if scatter_path:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
-from rram.card import default_card
-from rram.fit.variation import fit_variation, target_of
+from rram.card import default_card, load_card
+from rram.fit.data import load_distribution
+from rram.fit.variation import fit_variation, protocol_of, stats_of, target_of
 from rram.mc import MonteCarlo, run_devices
-from rram.variation import Variation, VariationSpec
+from rram.variation import Variation, VariationSpec, load_variation
 
 TRUE_SPEC = VariationSpec((
     Variation("fw", "c2c", "lognormal", 0.15, shift=0.1),
@@ -45,3 +49,30 @@ def test_a_simulated_distribution_is_reproduced_within_ten_percent():
         assert abs(s["spread"] / d["spread"] - 1) <= 0.10, (m, s["spread"], d["spread"])
     # the whole distributions, not only two moments, agree
     assert max(fit.ks().values()) < 0.2
+
+
+TUD = Path(__file__).resolve().parents[1] / "fitting"
+TUD_DIST = TUD / "data" / "tud_H16248L_M12" / "tud_H16248L_M12_distribution.csv"
+TUD_CARD = TUD / "results" / "tud_H16248L_M12.card.json"
+TUD_SPEC = TUD / "results" / "tud_H16248L_M12.variation.json"
+
+
+def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
+    """Issue #5 acceptance: the committed spec (``make fit``), run with a seed other than
+    the fit's, gives the TUD median and ln-σ of R_LRS and R_HRS within 10 % and σ(V_set)
+    within 15 %; all four carriers are the physical ones and every sample converges."""
+    card = load_card(TUD_CARD)
+    spec = load_variation(TUD_SPEC)
+    saved = json.loads(TUD_SPEC.read_text())
+    assert saved["provenance"]["card_sha256"] == card.digest
+    assert {v.parameter for v in spec.variations} == {"rth", "wcf", "dea", "deh"}
+    data = target_of(load_distribution(TUD_DIST)).stats()
+    mc = MonteCarlo(card=card, spec=spec, devices=500, cycles=2, seed=7,
+                    protocol=protocol_of(card))
+    frame = run_devices(mc, range(500))
+    assert frame["converged"].all()
+    model = stats_of({m: frame[m].to_numpy(float) for m in data})
+    for m in ("r_lrs_ohm", "r_hrs_ohm"):
+        assert abs(model[m]["median"] / data[m]["median"] - 1) <= 0.10, (m, model[m], data[m])
+        assert abs(model[m]["spread"] / data[m]["spread"] - 1) <= 0.10, (m, model[m], data[m])
+    assert abs(model["v_set_V"]["spread"] / data["v_set_V"]["spread"] - 1) <= 0.15

@@ -133,3 +133,23 @@ def test_killed_run_resumes_without_lost_or_duplicated_rows(tmp_path):
     assert len(frame) == 120 and not frame.duplicated(["device", "cycle"]).any()
     fresh = run_devices(MonteCarlo(devices=60, cycles=2, seed=9), range(60))
     assert frame.equals(fresh)
+
+
+def test_held_parameters_span_the_operation_that_draws_them_and_the_next():
+    """``rth`` is drawn by a SET and held through its RESET; ``wcf`` and ``wmin`` by a
+    RESET and held through the next SET (the formed device's SET has the D2D value)."""
+    base = default_card()
+    spec = VariationSpec((Variation("rth", "c2c", "lognormal", 0.2),
+                          Variation("wcf", "c2c", "lognormal", 0.2),
+                          Variation("wmin", "c2c", "lognormal", 0.2),
+                          Variation("dea", "c2c", "normal", 0.02)))
+    frame = run_devices(MonteCarlo(spec=spec, devices=4, cycles=3, seed=5), range(4))
+    assert frame["converged"].all()
+    assert np.array_equal(frame["rth_set"], frame["rth_reset"])
+    assert not np.array_equal(frame["dea_set"], frame["dea_reset"])  # redrawn per operation
+    for p in ("wcf", "wmin"):
+        by_device = frame.pivot(index="device", columns="cycle", values=[f"{p}_set", f"{p}_reset"])
+        assert np.array_equal(by_device[f"{p}_set"][[1, 2]].to_numpy(),
+                              by_device[f"{p}_reset"][[0, 1]].to_numpy())
+        assert np.all(by_device[f"{p}_set"][0] == base[p])
+        assert len(np.unique(frame[f"{p}_reset"])) == len(frame)

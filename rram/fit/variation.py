@@ -2,15 +2,25 @@
 
 The carriers are the physical causes of physics.md §11, one per measured metric:
 
-=========  ==========  =====================================================
-carrier    metric      distribution
-=========  ==========  =====================================================
-``fw``     R_LRS       lognormal: the hold voltage, hence R_LRS, ∝ 1/fw
-``deh``    R_HRS       normal: the hopping barrier sets the RESET's final gap
-``dea``    V_set       normal: the generation barrier
-``dei``    V_reset     normal: the release barrier
-=========  ==========  =====================================================
+=========  ==========  ==========================================================
+carrier    metric      distribution, cause
+=========  ==========  ==========================================================
+``rth``    R_LRS       lognormal: the CF's thermal resistance, drawn at each SET and
+                       held through its RESET.  The compliance-limited SET stops
+                       when the CF cools below growth, so R_LRS ∝ rth^(−0.8); it also
+                       moves V_reset, which is why R_LRS and V_reset correlate.
+``wcf``    R_HRS       lognormal: the width of the oxide region around the CF, drawn
+                       at each RESET and held through the next SET.  When the RESET
+                       opens the whole layer the HRS is the leakage of that region,
+                       R_HRS ∝ wcf^(−2); a RESET that stops inside the layer has its
+                       HRS carried by the hopping barrier ``deh`` instead.
+``dea``    V_set       normal: the generation barrier.
+``deh``    V_reset     normal: the hopping barrier of the RESET.
+=========  ==========  ==========================================================
 
+Which candidate carries a metric is measured on the card (:func:`choose_carriers`):
+a card whose LRS follows the hold field has it carried by ``fw``, one whose RESET stops
+inside the layer its HRS by ``deh``.
 A carrier moves more than its own metric (``deh`` also moves V_reset when the hopping
 step limits the RESET), so all centres (``shift``) and spreads (``sigma``) are fitted
 together against all metrics: the simulated median and spread of each metric must match
@@ -47,15 +57,17 @@ from ..variation import Variation, VariationSpec
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: The physical causes each metric may be carried by, in order of preference.
-CANDIDATES = {"r_lrs_ohm": ("fw",), "r_hrs_ohm": ("deh", "kwr"), "v_set_V": ("dea",),
-              "v_reset_V": ("dei", "deh")}
-DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "deh": "normal", "dea": "normal",
-                "dei": "normal"}
+CANDIDATES = {"r_lrs_ohm": ("rth", "fw"), "r_hrs_ohm": ("deh", "wcf", "kwr"),
+              "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
+DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "rth": "lognormal", "wcf": "lognormal",
+                "deh": "normal", "dea": "normal", "dei": "normal"}
 #: Starting spreads, largest spreads and probe steps of each carrier (its units; ln for
 #: the lognormal ones).
-START_SIGMA = {"fw": 0.3, "kwr": 0.3, "deh": 0.05, "dea": 0.05, "dei": 0.1}
-MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
-PROBE = {"fw": 0.15, "kwr": 0.3, "deh": 0.03, "dea": 0.03, "dei": 0.03}
+START_SIGMA = {"fw": 0.3, "kwr": 0.3, "rth": 0.3, "wcf": 0.2, "deh": 0.05, "dea": 0.05,
+               "dei": 0.1}
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "rth": 1.5, "wcf": 1.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
+PROBE = {"fw": 0.15, "kwr": 0.3, "rth": 0.15, "wcf": 0.1, "deh": 0.03, "dea": 0.03,
+         "dei": 0.03}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
 
@@ -86,6 +98,11 @@ class Target:
     values: dict[str, np.ndarray]
     devices: dict[str, np.ndarray]
     skip: tuple[str, ...] = ()
+    #: (metric, weight) pairs; a metric not listed weighs 1
+    weights: tuple[tuple[str, float], ...] = ()
+
+    def weight(self, metric: str) -> float:
+        return dict(self.weights).get(metric, 1.0)
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -109,11 +126,18 @@ class Target:
         return float(min(1.0, within / total)) if total > 0 else 1.0
 
 
-def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = ()) -> Target:
-    """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out."""
-    unknown = [m for m in skip if m not in METRICS]
+def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
+              weights: Mapping[str, float] | None = None) -> Target:
+    """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
+    ``weights`` (metric -> weight > 0, default 1) weighs their mismatches."""
+    weights = dict(weights or {})
+    unknown = [m for m in (*skip, *weights) if m not in METRICS]
     if unknown:
         raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
+    bad = [f"{m}={w!r}" for m, w in weights.items()
+           if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0)]
+    if bad:
+        raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
     lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
     values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
               "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
@@ -122,7 +146,7 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = ()) -> Target:
         if col in rows.columns:
             values[col] = rows[col].to_numpy(float)
             devices[col] = rows["device"].to_numpy()
-    target = Target(values, devices, tuple(skip))
+    target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     return target
@@ -270,15 +294,15 @@ class _Evaluator:
 
     def residual(self, model: dict) -> np.ndarray:
         """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
-        spread (5 % of it) mismatches."""
+        spread (5 % of it) mismatches, times the metric's weight."""
         r = []
         for m in self.target.metrics:
-            d, s = self.data[m], model[m]
+            d, s, w = self.data[m], model[m], self.target.weight(m)
             if m in LOG_METRICS:
-                r.append(math.log(s["median"] / d["median"]) / 0.05)
+                r.append(w * math.log(s["median"] / d["median"]) / 0.05)
             else:
-                r.append((s["median"] - d["median"]) / (0.05 * d["spread"]))
-            r.append((s["spread"] / d["spread"] - 1) / 0.05)
+                r.append(w * (s["median"] - d["median"]) / (0.05 * d["spread"]))
+            r.append(w * (s["spread"] / d["spread"] - 1) / 0.05)
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
 
@@ -286,47 +310,87 @@ def _centre(m: str, stats: dict) -> float:
     return math.log(stats[m]["median"]) if m in LOG_METRICS else stats[m]["median"]
 
 
-def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
-    """Each carrier moves its own metric: Newton steps on the medians (slopes from one
-    probe run per carrier) and ratio updates of the spreads, damped, with the step
-    halved whenever a round makes the match worse."""
-    model = ev.stats(values)
-    slope = {}
-    for m, p in ev.carriers.items():
+def _sensitivities(ev: _Evaluator, values: dict[str, float], model: dict) -> np.ndarray:
+    """d(centre of metric)/d(shift of carrier), metrics × carriers: one probe run per
+    carrier.  Every metric is read, not only the carrier's own: the carriers couple."""
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    sens = np.zeros((len(metrics), len(carriers)))
+    for j, p in enumerate(carriers):
         probe = dict(values)
         probe[f"shift_{p}"] += PROBE[p]
-        slope[p] = (_centre(m, ev.stats(probe)) - _centre(m, model)) / PROBE[p]
+        probed = ev.stats(probe)
+        for i, m in enumerate(metrics):
+            sens[i, j] = (_centre(m, probed) - _centre(m, model)) / PROBE[p]
+    return sens
+
+
+def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np.ndarray,
+                 damping: float) -> dict[str, float]:
+    """One linearised step on all medians and spreads together.
+
+    Medians: least squares of ``sens``·Δshift = data − model, each metric in units of its
+    measured spread.  Spreads: variances add, spread_m² = b_m² + Σ_p (sens_mp·σ_p)², with
+    b_m² the part no carrier explains (calibrated at the current point); the σ_p² ≥ 0
+    that best give the measured spreads (relative, non-negative least squares).  A
+    carrier that widens two metrics is thus shared out between them, instead of each
+    metric pulling its own carrier.
+    """
+    from scipy.optimize import nnls
+
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    data = ev.data
+    scale = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
+    weight = np.array([ev.target.weight(m) for m in metrics])
+    miss = np.array([_centre(m, data) - _centre(m, model) for m in metrics]) / scale
+    step = np.linalg.lstsq(weight[:, None] * sens / scale[:, None], weight * miss,
+                           rcond=None)[0]
+    sigma = np.array([values[f"sigma_{p}"] for p in carriers])
+    s_model = np.array([model[m]["spread"] for m in metrics])
+    s_data = scale
+    explained = (sens ** 2) @ (sigma ** 2)
+    base = np.maximum(s_model ** 2 - explained, 0.0)
+    gain = sens ** 2 / (s_data ** 2)[:, None]
+    var, _ = nnls(weight[:, None] * gain, weight * np.maximum(1.0 - base / s_data ** 2, 0.0))
+    trial = dict(values)
+    for j, p in enumerate(carriers):
+        limit = 3 * PROBE[p]
+        trial[f"shift_{p}"] += damping * float(np.clip(step[j], -limit, limit))
+        target = min(math.sqrt(var[j]), MAX_SIGMA[p])
+        # damped in the log: a spread far too wide pushes devices out of switching
+        ratio = float(np.clip(target / max(sigma[j], 1e-6), 0.5, 2.0)) if target > 0 else 0.5
+        trial[f"sigma_{p}"] = float(np.clip(sigma[j] * ratio ** damping, 0.0, MAX_SIGMA[p]))
+    return trial
+
+
+def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
+    """Linearised moment matching (:func:`_moment_step`); the sensitivities are probed
+    again after every accepted step (the response is far from linear: R_LRS saturates
+    as ``rth`` falls), and the step is halved whenever a round makes the match worse.
+    ``rounds`` counts the steps tried."""
+    model = ev.stats(values)
+    sens = _sensitivities(ev, values, model)
     best_cost, best = float(np.sum(ev.residual(model) ** 2)), dict(values)
     damping = 1.0
     for _ in range(rounds):
-        trial = dict(best)
-        for m, p in ev.carriers.items():
-            miss = _centre(m, ev.data) - _centre(m, model)
-            if abs(slope[p]) > 1e-9:
-                step = float(np.clip(miss / slope[p], -3 * PROBE[p], 3 * PROBE[p]))
-                trial[f"shift_{p}"] += damping * step
-            ratio = ev.data[m]["spread"] / max(model[m]["spread"], 1e-12)
-            # damped: a spread far too wide pushes devices out of switching
-            factor = float(np.clip(ratio, 0.5, 2.0)) ** damping
-            trial[f"sigma_{p}"] = float(np.clip(trial[f"sigma_{p}"] * factor, 0.0,
-                                                MAX_SIGMA[p]))
+        trial = _moment_step(ev, best, model, sens, damping)
         trial_model = ev.stats(trial)
         cost = float(np.sum(ev.residual(trial_model) ** 2))
         if cost < best_cost:
             best_cost, best, model = cost, trial, trial_model
             if np.all(np.abs(ev.residual(model)) <= 1.0):  # all within 5 %
                 break
+            sens = _sensitivities(ev, best, model)
         else:
             damping *= 0.5
     return best
 
 
 def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
-                  seed: int = 1, rounds: int = 6, polish_nfev: int = 10,
+                  seed: int = 1, rounds: int = 8, polish_nfev: int = 10,
                   protocol: Protocol | None = None,
                   start_sigma: dict[str, float] | None = None,
                   log: Callable[[str], None] | None = None) -> VariationFit:
-    """Moment matching (``rounds`` Monte Carlo runs), then, with ``polish_nfev`` > 0, an
+    """Moment matching (:func:`_moment_match`, ``rounds`` steps), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
     values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
     :func:`rram.fit.cycles.scatter_sigmas`) replaces the generic starting spreads."""
@@ -366,7 +430,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card)
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
-    data["fit"] = {"carriers": fit.carriers, "data": fit.data_stats, "model": fit.model_stats,
+    data["fit"] = {"carriers": fit.carriers, "weights": dict(fit.target.weights),
+                   "data": fit.data_stats, "model": fit.model_stats,
                    "ks": fit.ks(),
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")

@@ -23,7 +23,7 @@ from ..engine.stimulus import sweep_phase
 from ..equations import NM
 from ..errors import InputError
 from ..params import Card
-from ..variation import HELD_FROM_RESET, VariationSpec, default_variation
+from ..variation import HELD, VariationSpec, default_variation
 from .draws import draw
 
 ENGINES = ("python", "ngspice", "veriloga")
@@ -184,19 +184,24 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             "i_peak_A": np.full(n, np.nan)}
         for event in ("set", "reset"):
             values = draw(mc.spec, base.values, mc.seed, devices, cycle, event)
-            if event == "set":  # held from the previous RESET (the formed device: D2D)
-                held = draw(mc.spec, base.values, mc.seed, devices, cycle - 1, "reset") \
+            held = [p for p in values if HELD.get(p, event) != event]
+            if held and event == "set":  # the previous RESET's (the formed device: D2D)
+                drawn = draw(mc.spec, base.values, mc.seed, devices, cycle - 1, "reset") \
                     if cycle else formed
-                values.update({p: held[p] for p in HELD_FROM_RESET if p in values})
+                values.update({p: drawn[p] for p in held})
+            elif held:  # this cycle's SET
+                drawn = draw(mc.spec, base.values, mc.seed, devices, cycle, "set")
+                values.update({p: drawn[p] for p in held})
             for p in mc.spec.parameters:
                 out[f"{p}_{event}"] = values[p]
             alive = [i for i in range(n) if not error[i]]
             if not alive:
                 continue
+            wcf = values.get("wcf", np.full(n, base["wcf"]))
             cards = [base.replace(
                 **{p: float(values[p][i]) for p in kinetic},
                 x0=float(np.clip(gap[i], 0.0, base["l0"])),
-                w0=float(np.clip(width[i], 1e-11, base["wcf"]))) for i in alive]
+                w0=float(np.clip(width[i], 1e-11, wcf[i]))) for i in alive]
             st = mc.protocol.stimulus(event, cycle)
             res = _simulate(mc, st, cards, event)
             ev = res.events
