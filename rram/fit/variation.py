@@ -330,8 +330,9 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
 
     Medians: least squares of ``sens``·Δshift = data − model, each metric in units of its
     measured spread.  Spreads: variances add, spread_m² = b_m² + Σ_p (sens_mp·σ_p)², with
-    b_m² the part no carrier explains (calibrated at the current point); the σ_p² ≥ 0
-    that best give the measured spreads (relative, non-negative least squares).  A
+    b_m² the part no carrier explains (``unexplained``, calibrated at the current point);
+    the σ_p² ≥ 0 that best give the measured spreads (relative, non-negative least
+    squares).  A
     carrier that widens two metrics is thus shared out between them, instead of each
     metric pulling its own carrier.
     """
@@ -339,18 +340,17 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
 
     metrics, carriers = ev.target.metrics, list(ev.carriers.values())
     data = ev.data
-    scale = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
+    s_data = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
+    s_model = np.array([model[m]["spread"] for m in metrics])
     weight = np.array([ev.target.weight(m) for m in metrics])
-    miss = np.array([_centre(m, data) - _centre(m, model) for m in metrics]) / scale
-    step = np.linalg.lstsq(weight[:, None] * sens / scale[:, None], weight * miss,
+    miss = np.array([_centre(m, data) - _centre(m, model) for m in metrics]) / s_data
+    step = np.linalg.lstsq(weight[:, None] * sens / s_data[:, None], weight * miss,
                            rcond=None)[0]
     sigma = np.array([values[f"sigma_{p}"] for p in carriers])
-    s_model = np.array([model[m]["spread"] for m in metrics])
-    s_data = scale
-    explained = (sens ** 2) @ (sigma ** 2)
-    base = np.maximum(s_model ** 2 - explained, 0.0)
+    unexplained = np.maximum(s_model ** 2 - (sens ** 2) @ (sigma ** 2), 0.0)
     gain = sens ** 2 / (s_data ** 2)[:, None]
-    var, _ = nnls(weight[:, None] * gain, weight * np.maximum(1.0 - base / s_data ** 2, 0.0))
+    var, _ = nnls(weight[:, None] * gain,
+                  weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
     trial = dict(values)
     for j, p in enumerate(carriers):
         limit = 3 * PROBE[p]
