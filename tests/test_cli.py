@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -101,3 +102,18 @@ def test_failed_simulation_leaves_no_partial_output(run, tmp_path, monkeypatch):
     assert "step limit" in r.output
     assert out.read_text() == "previous content\n"
     assert not list(tmp_path.glob(".x.csv.*"))
+
+
+@pytest.mark.parametrize(
+    "weight, fragment",
+    [("r_lrs=1", "unknown metric(s) r_lrs"), ("v_set_V=-1", "weight v_set_V=-1.0"),
+     ("v_set_V", "expected METRIC=W"), ("v_set_V=abc", "expected METRIC=W")],
+)
+def test_bad_variation_weight_exits_2_naming_it(run, tmp_path, weight, fragment):
+    dist = (Path(__file__).resolve().parents[1] / "fitting" / "data" / "tud_H16248L_M12"
+            / "tud_H16248L_M12_distribution.csv")
+    out = tmp_path / "v.json"
+    r = run("fit-variation", str(dist), "--weight", weight, "--out", str(out))
+    assert r.exit_code == 2
+    assert fragment in r.output
+    assert not out.exists()
