@@ -35,7 +35,7 @@ fit: bootstrap
 	$(BIN)/rram fit-cycles $(TUD)_set_IV_101cyc.csv $(TUD)_reset_IV_105cyc.csv \
 	    --card $(FIT).card.json --out $(FIT).cycles.csv
 	$(BIN)/rram fit-variation $(TUD)_distribution.csv --card $(FIT).card.json \
-	    --devices 200 --scatter $(FIT).cycles.csv --out $(FIT).variation.json \
+	    --scatter $(FIT).cycles.csv --out $(FIT).variation.json \
 	    --plots fitting/results
 	$(BIN)/rram export --format spice --card $(FIT).card.json --name rram_tud \
 	    --out $(FIT).lib

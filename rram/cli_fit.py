@@ -87,7 +87,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.argument("dist_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
               default=None, help="Fitted card [default: the built-in card].")
-@click.option("--devices", type=click.IntRange(20, 100_000), default=100, show_default=True,
+@click.option("--devices", type=click.IntRange(20, 100_000), default=200, show_default=True,
               help="Simulated devices per evaluation.")
 @click.option("--cycles", type=click.IntRange(1, 100), default=2, show_default=True,
               help="Simulated cycles per device.")
