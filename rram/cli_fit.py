@@ -121,11 +121,12 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
     for item in weights:
         metric, sep, value = item.partition("=")
         try:
-            parsed[metric.strip()] = float(value) if sep else float("nan")
+            weight = float(value) if sep else math.nan
         except ValueError:
-            parsed[metric.strip()] = float("nan")
-        if not sep or not math.isfinite(parsed[metric.strip()]):
+            weight = math.nan
+        if not math.isfinite(weight):
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
+        parsed[metric.strip()] = weight
     target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed)
     card = _load_card(card_path)
     start = None

@@ -177,6 +177,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
     error = [""] * n
     table: dict[str, list] = {c: [] for c in mc.columns}
+    previous = formed
     for cycle in range(mc.cycles):
         out: dict[str, np.ndarray] = {
             "v_set_V": np.full(n, np.nan), "v_reset_V": np.full(n, np.nan),
@@ -184,14 +185,10 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             "i_peak_A": np.full(n, np.nan)}
         for event in ("set", "reset"):
             values = draw(mc.spec, base.values, mc.seed, devices, cycle, event)
-            held = [p for p in values if HELD.get(p, event) != event]
-            if held and event == "set":  # the previous RESET's (the formed device: D2D)
-                drawn = draw(mc.spec, base.values, mc.seed, devices, cycle - 1, "reset") \
-                    if cycle else formed
-                values.update({p: drawn[p] for p in held})
-            elif held:  # this cycle's SET
-                drawn = draw(mc.spec, base.values, mc.seed, devices, cycle, "set")
-                values.update({p: drawn[p] for p in held})
+            # parameters the other operation draws are held from the previous one (the
+            # first SET's from the formed device)
+            values.update({p: previous[p] for p in values if HELD.get(p, event) != event})
+            previous = values
             for p in mc.spec.parameters:
                 out[f"{p}_{event}"] = values[p]
             alive = [i for i in range(n) if not error[i]]
