@@ -80,3 +80,22 @@ def test_parse_errors_are_reported_not_printed():
     session = NgspiceSession.get()
     with pytest.raises(NgspiceError, match=r"rejected|failed"):
         session.run("* bad\nXbad a b nosuchsubckt\n.tran 1u 1m\n.end", ["time"])
+
+
+def test_rusage_is_recorded_per_run_when_asked():
+    session = NgspiceSession.get()
+    deck = "\n".join(["* rc", "V1 in 0 PWL(0 0 1u 1)", "R1 in a 1k", "C1 a 0 1n",
+                      ".tran 10n 5u", ".end"])
+    session.record_rusage = True
+    try:
+        session.run(deck, ["time"])
+        first = dict(session.rusage)
+        session.run(deck.replace("5u", "50u"), ["time"])
+        second = dict(session.rusage)
+    finally:
+        session.record_rusage = False
+    assert first["Transient iterations"] >= first["Transient timepoints"] > 10
+    # the figures are the run's own, not accumulated over the session
+    assert second["Transient timepoints"] > first["Transient timepoints"]
+    assert second["Transient timepoints"] < 20 * first["Transient timepoints"]
+    assert first["Transient analysis time"] >= 0.0

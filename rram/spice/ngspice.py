@@ -131,6 +131,10 @@ class NgspiceSession:
         self._loaded_osdi: set[str] = set()
         self.command("set num_threads=1")
         self.runs = 0
+        #: When set, each run's ``rusage all`` figures (timepoints, iterations, load and
+        #: analysis times) are kept in :attr:`rusage` (benchmarks; off by default).
+        self.record_rusage = False
+        self.rusage: dict[str, float] = {}
 
     @staticmethod
     def _register_version(table: dict) -> None:
@@ -193,6 +197,8 @@ class NgspiceSession:
         try:
             self._raise_for(messages)
             result = RunResult(self._vectors(vectors), messages)
+            if self.record_rusage:
+                self.rusage = parse_rusage(self.command("rusage all"))
         finally:
             self._cleanup()
         self.runs += 1
@@ -239,6 +245,19 @@ class NgspiceSession:
         for cmd in (b"destroy all", b"remcirc"):
             self._lib.ngSpice_Command(cmd)
         self._collect()
+
+
+RUSAGE_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z .()]*?)\s*=\s*([-+0-9.eE]+)\s*$")
+
+
+def parse_rusage(lines: Iterable[str]) -> dict[str, float]:
+    """``rusage all`` output as {name: value}, e.g. "Transient iterations" -> 4259."""
+    out = {}
+    for line in lines:
+        m = RUSAGE_LINE.match(line)
+        if m:
+            out[m.group(1).strip()] = float(m.group(2))
+    return out
 
 
 def _quiet_shared_class(Shared):
