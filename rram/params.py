@@ -92,6 +92,27 @@ class Parameter:
         return None
 
 
+def _check_known(names: Iterable[str], by_name: Mapping[str, Parameter]) -> None:
+    unknown = sorted(set(names) - set(by_name))
+    if unknown:
+        raise CardError(f"unknown parameter(s) {', '.join(unknown)}; valid names: "
+                        + ", ".join(sorted(by_name)))
+
+
+def _checked(p: Parameter, value: Any) -> float:
+    problem = p.check(value)
+    if problem:
+        raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
+    return float(value)
+
+
+def _check_constraints(constraints: Iterable[Any], values: Mapping[str, float]) -> None:
+    for check in constraints:
+        problem = check(values)
+        if problem:
+            raise CardError(problem)
+
+
 @dataclass(frozen=True)
 class Card:
     """Immutable, validated values for every parameter of a model.
@@ -119,23 +140,9 @@ class Card:
         params = tuple(parameters)
         by_name = {p.name: p for p in params}
         given = dict(values or {})
-        unknown = sorted(set(given) - set(by_name))
-        if unknown:
-            raise CardError(
-                f"unknown parameter(s) {', '.join(unknown)}; valid names: "
-                + ", ".join(sorted(by_name))
-            )
-        resolved: dict[str, float] = {}
-        for p in params:
-            v = given.get(p.name, p.default)
-            problem = p.check(v)
-            if problem:
-                raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
-            resolved[p.name] = float(v)
-        for check in constraints:
-            problem = check(resolved)
-            if problem:
-                raise CardError(problem)
+        _check_known(given, by_name)
+        resolved = {p.name: _checked(p, given.get(p.name, p.default)) for p in params}
+        _check_constraints(constraints, resolved)
         return cls(
             params,
             MappingProxyType(resolved),
@@ -163,15 +170,14 @@ class Card:
         raise CardError(f"unknown parameter {name!r}")
 
     def replace(self, **changes: float) -> Card:
+        """A copy with ``changes``; only they are checked (the rest already were)."""
+        by_name = {p.name: p for p in self.parameters}
+        _check_known(changes, by_name)
         merged = dict(self.values)
-        merged.update(changes)
-        return Card.from_values(
-            self.parameters,
-            merged,
-            name=self.name,
-            meta=self.meta,
-            constraints=self.constraints,
-        )
+        merged.update({name: _checked(by_name[name], v) for name, v in changes.items()})
+        _check_constraints(self.constraints, merged)
+        return Card(self.parameters, MappingProxyType(merged), self.name, self.meta,
+                    self.constraints)
 
     def with_meta(self, **meta: Any) -> Card:
         merged = dict(self.meta)

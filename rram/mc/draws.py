@@ -45,22 +45,37 @@ def _truncated(v: Variation, base: float, rng: np.random.Generator) -> float:
                      f"[{p.lower:g}, {p.upper:g}] around {base:g}")
 
 
-def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequence[int],
-         cycle: int, event: str) -> dict[str, np.ndarray]:
-    """Parameter values in effect for ``devices`` during ``event`` (``set``/``reset``) of
-    ``cycle``: the base value with the device's D2D draw, then the event's C2C draw."""
+def _check_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
-    out = {name: np.empty(len(devices)) for name in spec.parameters}
-    d2d, c2c = spec.of_kind("d2d"), spec.of_kind("c2c")
+
+
+def draw_d2d(spec: VariationSpec, base: dict[str, float], seed: int,
+             devices: Sequence[int]) -> dict[str, np.ndarray]:
+    """Every varied parameter of ``devices`` with only its D2D draw applied (the same for
+    all of a device's cycles: compute once, pass to :func:`draw` as ``d2d``)."""
+    _check_seed(seed)
+    out = {name: np.full(len(devices), float(base[name])) for name in spec.parameters}
+    d2d = spec.of_kind("d2d")
+    if d2d:
+        for i, dev in enumerate(devices):
+            rng = _stream(seed, dev, 0, "d2d")
+            for v in d2d:  # fixed order: the spec's
+                out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
+    return out
+
+
+def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequence[int],
+         cycle: int, event: str, d2d: dict[str, np.ndarray] | None = None
+         ) -> dict[str, np.ndarray]:
+    """Parameter values in effect for ``devices`` during ``event`` (``set``/``reset``) of
+    ``cycle``: the base value with the device's D2D draw, then the event's C2C draw.
+    ``d2d``: the devices' :func:`draw_d2d` values, if already drawn."""
+    _check_seed(seed)
+    out = {k: np.array(v, float) for k, v in (
+        d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     for i, dev in enumerate(devices):
-        values = {name: float(base[name]) for name in spec.parameters}
-        rng = _stream(seed, dev, 0, "d2d")
-        for v in d2d:  # fixed order: the spec's
-            values[v.parameter] = _truncated(v, values[v.parameter], rng)
         rng = _stream(seed, dev, cycle, event)
-        for v in c2c:
-            values[v.parameter] = _truncated(v, values[v.parameter], rng)
-        for name, value in values.items():
-            out[name][i] = value
+        for v in spec.of_kind("c2c"):
+            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
     return out

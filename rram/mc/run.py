@@ -24,7 +24,7 @@ from ..equations import NM
 from ..errors import InputError
 from ..params import Card
 from ..variation import HELD, VariationSpec, default_variation
-from .draws import draw
+from .draws import draw, draw_d2d
 
 ENGINES = ("python", "ngspice", "veriloga")
 CIRCUITS = ("compliance", "1t1r", "resistor")
@@ -169,9 +169,8 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     base = mc.card
     # the formed device: its D2D draws (x0 and w0 vary only device to device);
     # afterwards the state carries over
-    formed = {p: np.full(n, base[p]) for p in mc.spec.parameters}
-    formed.update(draw(VariationSpec(mc.spec.of_kind("d2d")), base.values, mc.seed, devices,
-                       0, "set"))
+    d2d = draw_d2d(mc.spec, base.values, mc.seed, devices)
+    formed = d2d
     gap = formed.get("x0", np.full(n, base["x0"])).copy()
     width = formed.get("w0", np.full(n, base["w0"])).copy()
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
@@ -184,7 +183,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             "r_lrs_ohm": np.full(n, np.nan), "r_hrs_ohm": np.full(n, np.nan),
             "i_peak_A": np.full(n, np.nan)}
         for event in ("set", "reset"):
-            values = draw(mc.spec, base.values, mc.seed, devices, cycle, event)
+            values = draw(mc.spec, base.values, mc.seed, devices, cycle, event, d2d)
             # parameters the other operation draws are held from the previous one (the
             # first SET's from the formed device)
             values.update({p: previous[p] for p in values if HELD.get(p, event) != event})
