@@ -152,3 +152,8 @@ def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
     assert np.allclose(table["ea"], barriers, rtol=0.01)
     true = (np.percentile(barriers, 75) - np.percentile(barriers, 25)) / 1.349
     assert scatter_sigmas(table)["dea"] == pytest.approx(true, rel=0.1)
+
+
+def test_the_committed_recipe_is_the_default_recipe():
+    committed = Path(__file__).resolve().parents[1] / "fitting" / "recipes" / "default.json"
+    assert committed.read_text() == default_recipe().to_json()
