@@ -71,7 +71,9 @@ def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
     ax.set_xscale("log")
     ax.set_xlabel("read resistance (Ω)")
     ax.set_ylabel("normal quantile")
-    ax.legend()
+    # a fixed corner (CDFs rise left to right, so the lower right is empty): "best"
+    # searches every point for a free spot, slow for 10^6 rows
+    ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     paths.append(folder / "resistance_cdf.png")
