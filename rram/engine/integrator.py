@@ -61,11 +61,10 @@ STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC
 MAX_FORCED = 200
 N_STATS = 7
 #: Safety factor of the step-size controller (the new step aims at this fraction of the
-#: step the error estimate allows).  Accepted steps are also limited by Gustafsson's
-#: predictive rule (below): through the SET's gap collapse, where the error grows from
-#: step to step, the plain rule alternated accepted and rejected steps; the predictive
-#: one cut the default DC loop from 562 to 464 attempts (158 to 34 rejected) and its
-#: model evaluations by 17 %, moving V_set/V_reset/R_LRS/R_HRS by < 0.1 %.
+#: step the error estimate allows).  0.75 rejects far fewer steps (37 instead of 162 of a
+#: default DC loop, 16 % fewer model evaluations) but moves results by ~rtol, and the TUD
+#: loop fit then lands in another local minimum (RMS 0.278 instead of 0.113 dec): kept at
+#: 0.9 until the fit is robust to integration noise.
 SAFETY = 0.9
 
 _NJ = {"cache": True, "error_model": "numpy"}
@@ -403,7 +402,6 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
     h = min(hmax, (tp[1] - tp[0]) * 1e-3)
     steps = 0
     rejected = False
-    err_prev = 0.0  # error estimate of the last accepted step (0: none in this segment)
     while k < nseg:
         t_bp = tp[k + 1]
         if t_bp <= t:
@@ -508,14 +506,6 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             continue
         npts += 1
         fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
-        if npts >= 2 and err > 0.0 and err_prev > 0.0:
-            # Gustafsson's predictive controller: the error's growth from the last accepted
-            # step predicts the next one's, so a runaway (the SET's gap collapse, where the
-            # error grows step after step) shrinks h in time instead of alternating between
-            # accepted and rejected steps
-            fac = min(fac, max(0.2, (h / h2) * SAFETY
-                               * (max(err_prev, 1e-2) / (err * err)) ** (1.0 / (order + 1))))
-        err_prev = err
         if rejected or its > 4:  # no growth right after a rejection or a hard Newton solve
             fac = min(fac, 1.0)
         rejected = False

@@ -113,12 +113,6 @@ def default_recipe() -> Recipe:
        the time scale ``f0`` and ``fw``, on all points plus V_set/V_reset;
     4. ``thermal``: everything of 1–3 plus ``rth`` and ``rho0`` together.
 
-    The start puts the gap at 6 of the 8 nm layer (a mostly dissolved CF, as the TUD
-    device's HRS conduction wants): from 2 nm the staged fit reached the good minimum
-    only by a lucky last stage (0.13 dec, but 0.28 and 0.76 after changes of the step
-    controller that moved the simulations by ~rtol); from 6 nm it reaches 0.118–0.141
-    with each of those integrators.
-
     The contact resistance is bounded to 300 Ω: a single loop cannot tell it from the
     CF, and a contact larger than the lowest LRS of a device's cycles (926 Ω for the TUD
     device) would forbid the LRS spread the variation fit must reproduce.
@@ -133,7 +127,7 @@ def default_recipe() -> Recipe:
             s("thermal", ("ea", "alpha", "fw", "ei", "ri", "eh", "alphah", "j0", "xt", "vt",
                           "rho0", "x0", "w0", "f0", "rth", "rtop"), "all", 1.0, 20),
         ),
-        start={"wcf": 30e-9, "l0": 8e-9, "x0": 6e-9},
+        start={"wcf": 30e-9, "l0": 8e-9, "x0": 2e-9},
         log_parameters=("j0", "rho0", "f0", "rtop", "rth"),
         bounds={"x0": (0.2e-9, 8e-9), "w0": (0.1e-9, 20e-9),
                 "rtop": (1.0, 300.0),
