@@ -88,19 +88,16 @@ def python_floor(repeat: int) -> dict:
     st = dc_loops(proto.v_set, proto.v_reset, proto.rate)
     icc = float(st.icc[0])
 
-    def counts(opts: Options, stop: float | None = None):
-        r = simulate(proto.circuit, st, circuit_params=proto.circuit_params, n_devices=1,
-                     options=opts, record=False, stop_current=stop)
-        return r.stats[0], r
+    def run(opts: Options, stop: float | None = None):
+        return simulate(proto.circuit, st, circuit_params=proto.circuit_params, n_devices=1,
+                        options=opts, record=False, stop_current=stop)
 
     rows = {}
     for label, kw in TOLERANCES.items():
         opts = Options(**kw)
-        full, res = counts(opts)
-        start, _ = counts(opts, 0.01 * icc)
-        end, _ = counts(opts, 0.9 * icc)
-        rows[label] = {"full": full, "set": end - start, "res": res}
-    res = rows["default"]["res"]
+        start, end = (run(opts, f * icc).stats[0] for f in (0.01, 0.9))
+        rows[label] = {"full": run(opts).stats[0], "set": end - start}
+    res = run(Options())
     card = res.cards[0]
     p = np.concatenate([[card.values[k] for k in PARAMETER_NAMES], res.circuit_params[0]])
     y = res.events["yend"][0, 0].copy()  # the state after the SET ramp

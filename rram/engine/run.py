@@ -70,6 +70,15 @@ class Options:
         return atol, errkind, lim
 
 
+def electrodes(circuit: str, v_app: np.ndarray, mid: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(top, bottom) electrode voltages of the cell in the unknown layout: the bit line
+    and ``mid`` in the 1T1R cell, else ``mid`` (behind the 0 V sense source) and ground."""
+    if circuit == "1t1r":
+        return v_app, mid
+    return mid, np.zeros_like(mid)
+
+
 @dataclass
 class SimResult:
     """Sampled unknowns of every device, with what is needed to label them."""
@@ -115,10 +124,7 @@ class SimResult:
         rtop = self.cards[d]["rtop"]
         tamb = self.cards[d]["tamb"]
         mid, ti = y[:, 0], y[:, 1]
-        if self.circuit == "1t1r":
-            v_te, v_be = v_app, mid
-        else:
-            v_te, v_be = mid, np.zeros_like(mid)
+        v_te, v_be = electrodes(self.circuit, v_app, mid)
         seg = st.segment_of(t)
         return {
             "time_s": t,
@@ -295,5 +301,6 @@ def simulate(
     ev["gap_end"] = x0w0[:, :1] + ev["yend"][:, :, UNKNOWNS.index("dgap")]
     ev["width_end"] = x0w0[:, 1:] + ev["yend"][:, :, UNKNOWNS.index("dwidth")]
     mid = ev["yend"][:, :, UNKNOWNS.index("mid")]
-    ev["vcell_end"] = VP[:, 1:] - mid if circuit == "1t1r" else mid
+    v_te, v_be = electrodes(circuit, VP[:, 1:], mid)
+    ev["vcell_end"] = v_te - v_be
     return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, ev)

@@ -74,8 +74,9 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     _check_seed(seed)
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
+    c2c = spec.of_kind("c2c")
     for i, dev in enumerate(devices):
         rng = _stream(seed, dev, cycle, event)
-        for v in spec.of_kind("c2c"):
+        for v in c2c:
             out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
     return out

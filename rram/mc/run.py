@@ -170,13 +170,12 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     # the formed device: its D2D draws (x0 and w0 vary only device to device);
     # afterwards the state carries over
     d2d = draw_d2d(mc.spec, base.values, mc.seed, devices)
-    formed = d2d
-    gap = formed.get("x0", np.full(n, base["x0"])).copy()
-    width = formed.get("w0", np.full(n, base["w0"])).copy()
+    gap = d2d.get("x0", np.full(n, base["x0"])).copy()
+    width = d2d.get("w0", np.full(n, base["w0"])).copy()
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
     error = [""] * n
     table: dict[str, list] = {c: [] for c in mc.columns}
-    previous = formed
+    previous = d2d
     for cycle in range(mc.cycles):
         out: dict[str, np.ndarray] = {
             "v_set_V": np.full(n, np.nan), "v_reset_V": np.full(n, np.nan),

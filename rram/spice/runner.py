@@ -16,7 +16,7 @@ import numpy as np
 
 from ..circuits import CIRCUIT_PARAMETERS
 from ..engine.jit import integrator as ig
-from ..engine.run import UNKNOWNS, SimResult, prepare_inputs
+from ..engine.run import UNKNOWNS, SimResult, electrodes, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
@@ -112,10 +112,8 @@ def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
              circuit: str) -> np.ndarray:
     """Waveforms on the stimulus output grid, in the Python engine's unknown layout.
 
-    The top electrode of that layout is ``mid`` (the sense source is 0 V), except in
-    the 1T1R cell, where it is the bit line (the applied voltage); ``ti`` is built from
-    that same node, so the current the layout implies, (top − ti)/rtop, is ngspice's
-    sensed current exactly.
+    ``ti`` is built from the layout's own top electrode (:func:`electrodes`), so the
+    current the layout implies, (top − ti)/rtop, is ngspice's sensed current exactly.
     (Built from v(te) instead, the sub-mV difference ngspice leaves between v(mid) and
     v(te) across the sense source read as 0.45 mA of current through a 1.6 Ω contact.)"""
     ts = st.sample_times
@@ -126,7 +124,7 @@ def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
     y = np.empty((ts.size, len(UNKNOWNS)))
     v_be, i = at(wave["v_be"]), at(wave["current"])
     y[:, UNKNOWNS.index("mid")] = at(wave["mid"])
-    top = st.voltage(ts) if circuit == "1t1r" else y[:, UNKNOWNS.index("mid")]
+    top, _ = electrodes(circuit, st.voltage(ts), y[:, UNKNOWNS.index("mid")])
     y[:, UNKNOWNS.index("ti")] = top - i * card["rtop"]
     y[:, UNKNOWNS.index("bi")] = v_be + i * card["rbot"]
     y[:, UNKNOWNS.index("tip")] = np.nan_to_num(y[:, UNKNOWNS.index("bi")])
