@@ -57,7 +57,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     _p("polarity", 1, "", "+1: SET at positive V(te,be); -1: SET at negative V(te,be)",
        "switch", choices=(-1, 1)),
     # Instance: initial state and variation hooks
-    _p("x0", 3e-9, "m", "Initial gap (state at t = 0 and DC anchor)", "instance", 0, 1e-7,
+    _p("x0", 3.5e-9, "m", "Initial gap (state at t = 0 and DC anchor)", "instance", 0, 1e-7,
        kind="instance"),
     _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
        kind="instance"),
@@ -73,8 +73,8 @@ PARAMETERS: tuple[Parameter, ...] = (
        "hence R_LRS, scales as 1/fw (variation of the CF surface field)", "instance", 0.05, 20,
        kind="instance"),
     # Geometry
-    _p("l0", 3e-9, "m", "Switching-layer thickness (v2.0 L0)", "geometry", 5e-10, 5e-8),
-    _p("wcf", 5e-9, "m", "Maximum CF width, the cell width (v2.0 W_CF)", "geometry",
+    _p("l0", 3.5e-9, "m", "Switching-layer thickness (v2.0 L0)", "geometry", 5e-10, 5e-8),
+    _p("wcf", 30e-9, "m", "Maximum CF width, the cell width (v2.0 W_CF)", "geometry",
        5e-10, 1e-6),
     _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
        1e-11, 5e-9),
@@ -83,30 +83,28 @@ PARAMETERS: tuple[Parameter, ...] = (
        1e6, 1e18),
     _p("xt", 0.4e-9, "m", "Hopping-current decay length (v2.0 XT)", "conduction",
        5e-11, 5e-9),
-    _p("vt", 0.4, "V", "Hopping I-V nonlinearity voltage (v2.0 VT)", "conduction", 0.01, 5),
+    _p("vt", 0.6, "V", "Hopping I-V nonlinearity voltage (v2.0 VT)", "conduction", 0.01, 5),
     _p("rho0", 1.9635e-5, "Ohm*m", "CF resistivity at tamb (v2.0 rou)", "conduction",
        1e-9, 1e-1),
     _p("tcr", 1e-3, "1/K", "Temperature coefficient of the CF resistivity (new; metallic CF)",
        "conduction", 0, 5e-3),
-    _p("kcontact", 1e3, "", "Metallic tip-contact conductance over the hopping conductance "
-       "at x = 0 (smooth form of the v2.0 x <= 0 branch, both polarities)", "conduction", 1, 1e6),
-    _p("xc", 0.03e-9, "m", "Gap at which the tip contact turns on", "conduction", 0, 5e-10),
-    _p("xcw", 0.005e-9, "m", "Width of the tip-contact turn-on", "conduction", 1e-13, 1e-10),
-    _p("xdrive", 0.5e-9, "m", "Gap below which the kinetics use the hopping-law drive of the "
-       "filament current (width xdrive/10)", "numerics", 0.1e-9, 1.5e-9),
+    _p("jox", 5e6, "A/m^2", "Leakage current density of the pristine oxide around the CF "
+       "(few traps; the gap's j0 is vacancy-rich)", "conduction", 0, 1e16),
     # Kinetics
     _p("a0", 0.25e-9, "m", "Vacancy/ion hopping distance (v2.0 a)", "kinetics", 1e-11, 1e-8),
     _p("f0", 1e13, "Hz", "Attempt frequency (v2.0 f)", "kinetics", 1e9, 1e15),
-    _p("ea", 1.45, "eV", "Vacancy-generation barrier, SET (v2.0 0.7: raised for read "
+    _p("ea", 1.65, "eV", "Vacancy-generation barrier, SET (v2.0 0.7: raised for read "
        "immunity)", "kinetics", 0.1, 4),
-    _p("eh", 1.12, "eV", "O2- hopping barrier, RESET (v2.0 Eh)", "kinetics", 0.1, 4),
-    _p("ei", 0.82, "eV", "O2- release barrier at the interface, RESET (v2.0 Ei)", "kinetics",
+    _p("eh", 1.4, "eV", "O2- hopping barrier, RESET (v2.0 Eh)", "kinetics", 0.1, 4),
+    _p("ei", 1.61, "eV", "O2- release barrier at the interface, RESET (v2.0 Ei)", "kinetics",
        0.1, 4),
-    _p("ri", 1.5, "", "Voltage enhancement factor on ei (v2.0 r)", "kinetics", 0, 10),
-    _p("alpha", 1.9e-9, "m", "Barrier-lowering length of vacancy generation (v2.0 0.75 nm: "
+    _p("ri", 1.15, "", "Voltage enhancement factor on ei (v2.0 r)", "kinetics", 0, 10),
+    _p("alpha", 2.46e-9, "m", "Barrier-lowering length of vacancy generation (v2.0 0.75 nm: "
        "raised with ea)", "kinetics", 0, 1e-8),
-    _p("alphah", 0.75e-9, "m", "Barrier-lowering length of ion hopping (v2.0 alphah)",
+    _p("alphah", 0.45e-9, "m", "Barrier-lowering length of ion hopping (v2.0 alphah)",
        "kinetics", 0, 1e-8),
+    _p("alphaw", 1.33e-9, "m", "Barrier-lowering length of lateral growth, in the field "
+       "V_body/l0 along the CF", "kinetics", 0, 1e-8),
     _p("zion", 1, "", "Ion charge number (v2.0 Z)", "kinetics", 0.1, 4),
     _p("weff", 2e-9, "m", "Lateral growth step (v2.0 0.5 nm: raised for an abrupt, "
        "compliance-controlled SET)", "kinetics", 1e-11, 1e-8),
@@ -116,9 +114,13 @@ PARAMETERS: tuple[Parameter, ...] = (
        "kinetics", 1e-3, 1e6),
     # Thermal
     _p("tamb", 300, "K", "Ambient temperature", "thermal", 150, 700),
-    _p("rth", 5e5, "K/W", "Thermal resistance of the CF (v2.0 Rth)", "thermal", 1e2, 1e9),
-    _p("cth", 2e-17, "J/K", "Thermal capacitance of the CF (tau_th = rth*cth = 10 ps = "
-       "l0^2/D for HfO2)", "thermal", 1e-22, 1e-9),
+    _p("kth", 3200, "K/(W*Ohm)", "Thermal over electrical resistance of the CF, "
+       "R_th,CF = kth*rho0*(l0 - x)/area (Wiedemann-Franz: 1/(8*L*T) ~ 6e3 for a wire cooled "
+       "at both ends, less for the heat lost into the oxide)", "thermal", 0, 1e6),
+    _p("rthox", 2e9, "K/W", "Thermal resistance of the heat path through the oxide around "
+       "the CF, in parallel with the CF's own", "thermal", 1e3, 1e13),
+    _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
+       "thermal", 1e-15, 1e-6),
     # Extrinsic
     _p("rtop", 20, "Ohm", "Top contact resistance (v2.0 RC cell R1)", "extrinsic", 1e-3, 1e7),
     _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",
@@ -132,8 +134,6 @@ PARAMETERS: tuple[Parameter, ...] = (
        1e-12, 1e-9),
     _p("lmin", 1e-12, "m", "Soft floor of the CF body length (x -> l0)", "numerics",
        1e-15, 1e-10),
-    _p("xlat", 0.1e-9, "m", "Gap below which lateral growth runs", "numerics", 0, 1e-9),
-    _p("xlatw", 0.02e-9, "m", "Width of the lateral-growth onset", "numerics", 1e-13, 5e-10),
     _p("xbound", 0.002e-9, "m", "Width of the state bounds (windows at 0, l0, wmin, wcf)",
        "numerics", 1e-13, 5e-10),
     _p("tfloor", 50, "K", "Soft floor of the local temperature (guards Newton iterates)",

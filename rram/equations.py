@@ -1,15 +1,34 @@
-"""The physics of the filament model: conduction, ion kinetics and heating.
+"""The physics of the filament model: conduction, ion kinetics and Joule heating.
 
-This is the only place the model's equations live.  It follows the Stanford–PKU v2.0 model
-(Huang et al., IEEE TED 60, 4090, 2013; Jiang et al., IEEE TED 63, 1884, 2016; Li et al.,
-DATE 2015) with the changes of ``physics.md`` §5 and §10: a thermal RC node, the gap
-voltage on an internal *tip* node, and every hard branch of the public code replaced by a
-C¹ form whose width is a card parameter.
+This is the only place the model's equations live; ``docs/model.md`` is their manual
+(mechanisms, parameters, calibration).  The skeleton is the Stanford–PKU v2.0 model
+(Huang et al., IEEE TED 60, 4090, 2013; Jiang et al., IEEE TED 63, 1884, 2016; Li et
+al., DATE 2015): a tunnelling gap and a metallic CF in series, a SET that closes the gap
+and then widens the CF, a RESET that is the slower of O²⁻ release and O²⁻ hopping.
+Changed so that the model holds over many cycles and over ranges of compliance, RESET
+voltage and read polarity (``docs/model.md`` §"Why these equations"):
+
+* **Joule heating that scales with the CF** (Ielmini, Nardi, Cagli, IEEE TED 58, 3246,
+  2011): the CF's thermal resistance follows its electrical resistance (both length over
+  area, Wiedemann–Franz), so the CF temperature at a given voltage does not depend on
+  the CF's size.  The compliance-limited SET stops and the RESET starts at the same
+  temperature for every compliance: R_LRS ≈ V_hold/I_cc and I_reset ≈ I_cc.
+* **Lateral growth driven by the CF's own field and temperature** (the voltage across
+  the CF body), not gated on the gap: it starts when the gap closes and the body takes
+  the voltage, and slows as the compliance pulls that voltage down; ``wcf`` is only the
+  cell's geometry.
+* **CF thinning that follows the gap's actual opening** (one O²⁻ flux opens the gap and
+  consumes the CF), so it stops when the gap stops: no absorbing state.
+* **No contact blend.** The gap at x → 0 is the hopping element at its shortest; the LRS
+  is the CF body in series with it (both ∝ 1/area), so nothing switches between
+  conduction laws and nothing oscillates.
+* The pristine oxide's leakage has its own current density ``jox`` (few traps), apart
+  from the vacancy-rich gap's ``j0``.
 
 Geometry (device frame: positive ``v_cell`` SETs)::
 
-    ti ──[ R_CF(T) ]── tip ──[ gap: hopping ‖ metallic contact ]── bi
-     └──────────────[ oxide leakage ‖ r_shunt ]───────────────────┘
+    ti ──[ R_CF(T) ]── tip ──[ gap: trap-assisted hopping ]── bi
+     └──────────────[ oxide leakage ‖ r_shunt ]──────────────┘
 
 * ``x`` (m) is the tunnelling gap between the filament (CF) tip and the bottom electrode;
   the CF body has length ``l0 − x``.
@@ -17,18 +36,18 @@ Geometry (device frame: positive ``v_cell`` SETs)::
 * ``T`` (K) is the local CF temperature, ``tamb + dtemp``.
 
 Every function returns expressions of the IR in :mod:`rram.expr`; names in the returned
-dataclasses are the intermediates a reader can check against the papers.
+dataclasses are the intermediates a reader can check against ``docs/model.md``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .card import PARAMETER_NAMES
 from .constants import KB_EV, PI
 from .expr import (
     ZERO,
     Expr,
-    asinh,
     ln,
     logistic,
     polarity_weight,
@@ -58,15 +77,23 @@ RECOVERY = 1e9
 
 
 class Symbols:
-    """Attribute access to symbols: ``P.l0`` is the parameter ``l0`` as an expression."""
+    """Attribute access to the model's parameters: ``P.l0`` is the parameter ``l0``.
+
+    Only declared parameters (:data:`rram.card.PARAMETERS`) exist: a typo is an
+    ``AttributeError`` when the equations are built, never a new free parameter.
+    """
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self._names = frozenset(names)
 
     def __getattr__(self, name: str) -> Expr:
-        if name.startswith("__"):
-            raise AttributeError(name)
+        if name.startswith("_") or name not in self._names:
+            raise AttributeError(f"{name!r} is not a parameter of the model "
+                                 "(declared in rram/card.py)")
         return sym(name)
 
 
-P = Symbols()
+P = Symbols(PARAMETER_NAMES)
 
 
 def let(name: str, value: Expr) -> Expr:
@@ -92,15 +119,16 @@ class State:
 
 @dataclass(frozen=True)
 class Conduction:
-    """Currents of the three paths (A, device frame) and the filament's Joule power (W)."""
+    """Currents of the paths (A, device frame), the Joule power (W) and the heating."""
 
     i_leak: Expr
     i_cf: Expr
     i_gap: Expr
-    v_drive: Expr
+    v_body: Expr
     power: Expr
     temperature: Expr
     r_cf: Expr
+    rth: Expr
 
 
 @dataclass(frozen=True)
@@ -114,6 +142,7 @@ class Kinetics:
     rate_release: Expr
     rate_hop: Expr
     rate_reset: Expr
+    gap_opening: Expr
 
 
 def guarded_state(v_cell: Expr, v_gap: Expr, gap_nm: Expr, width_nm: Expr,
@@ -172,8 +201,7 @@ def polarity_factors(s: State) -> tuple[Expr, Expr]:
     """Smooth one-sided weights: P₊ → 1 under SET bias, P₋ → 1 under RESET bias.
 
     Both are exactly zero at ``v_cell = 0`` and on the other polarity, with zero slope at
-    0 (C¹).  They replace the ``V > 0``/``V < 0``/``V == 0`` branches of the source
-    (physics.md §10 items 2 and 6).
+    0 (C¹).  They replace the ``V > 0``/``V < 0``/``V == 0`` branches of v2.0.
     """
     p_set = let("p_set", polarity_weight(s.v_cell, P.vs))
     p_reset = let("p_reset", polarity_weight(-s.v_cell, P.vs))
@@ -181,16 +209,18 @@ def polarity_factors(s: State) -> tuple[Expr, Expr]:
 
 
 def conduction(s: State, t_safe: Expr) -> Conduction:
-    """The three current paths (physics.md §3).
+    """The current paths and the CF's heating.
 
-    * Oxide leakage outside the CF:  I₁ = J₀·π(W_CF² − w²)/4·e^(−L₀/X_T)·sinh(V/V_T),
-      plus the cell shunt ``V/r_shunt``.
+    * Oxide leakage outside the CF, through the pristine oxide of the cell:
+      I_ox = j_ox·π(W_CF² − w²)/4·sinh(V/V_T), plus the cell shunt ``V/r_shunt``.
     * Metallic CF body:  R_CF = ρ(T)·(L₀ − x)/(π w²/4), ρ(T) = ρ₀·e^(tcr·(T − tamb)).
-    * Gap: trap-assisted hopping  J₀·(π w²/4)·e^(−x/X_T)·sinh(V_g/V_T), in parallel with a
-      metallic contact that takes over as the tip touches the electrode (x → 0): the
-      ``x ≤ 0`` branch of the source, blended smoothly, with conductance ``kcontact`` times
-      the hopping small-signal conductance at x = 0.  Unlike the source it acts in both
-      polarities, so the LRS is ohmic and symmetric, as measured.
+    * Gap: trap-assisted hopping  I_gap = J₀·(π w²/4)·e^(−x/X_T)·sinh(V_g/V_T).  At
+      x → 0 this is the CF's contact to the electrode, ∝ area like the body, so the LRS
+      is ohmic to within the sinh's curvature and symmetric in bias.
+    * Heating: the CF's thermal resistance follows its electrical one (Wiedemann–Franz:
+      both ∝ length/area), R_th,CF = k_th·ρ₀·(L₀ − x)/(π w²/4), in parallel with the
+      heat path through the surrounding oxide, r_th,ox.  With P = V·I of the CF and the
+      gap, ΔT = R_th·P ≈ k_th·V²·R_CF/R: independent of the CF's size.
     """
     area_cf = let("area_cf", PI / 4.0 * s.w * s.w)
     area_ox = let(
@@ -199,8 +229,7 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
     )
     i_leak = let(
         "i_leak",
-        P.j0 * area_ox * safe_exp(-P.l0 / P.xt) * safe_sinh(s.v_cell / P.vt)
-        + s.v_cell / P.rshunt,
+        P.jox * area_ox * safe_sinh(s.v_cell / P.vt) + s.v_cell / P.rshunt,
     )
 
     rho = let("rho", P.rho0 * safe_exp(P.tcr * (t_safe - P.tamb)))
@@ -208,35 +237,15 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
     g_cf = let("g_cf", area_cf / (rho * cf_length))
     v_body = let("v_body", s.v_cell - s.v_gap)
     i_cf = let("i_cf", g_cf * v_body)
-
-    g_hop0 = let("g_hop0", P.j0 * area_cf / P.vt)
-    contact = let("contact", logistic((P.xc - s.x) / P.xcw))
-    i_hop = let("i_hop", P.j0 * area_cf * safe_exp(-s.x / P.xt) * safe_sinh(s.v_gap / P.vt))
-    i_gap = let("i_gap", i_hop + contact * P.kcontact * g_hop0 * s.v_gap)
-    # The ion kinetics at the tip are driven by the voltage a hopping gap would need to
-    # carry the gap current, V_T·asinh(I/(J₀·A·e^(−x/X_T))).  While the gap is open this
-    # is V_g itself; once the metallic contact shorts the gap it is larger than V_g, so
-    # RESET can start from a closed gap (as in the v2.0 negative branch) while the LRS
-    # conducts ohmically.  It is written with the filament current, equal to the gap
-    # current at the solution: I_cf/(J₀·A) = V_body/(J₀·ρ·L_cf), so no stiff contact
-    # conductance enters the drive.  Far from contact (x > xdrive) the drive is V_g
-    # directly, which avoids the large gain of that form in the HRS; the two agree there.
-    v_virtual = let(
-        "v_virtual",
-        P.vt * asinh((s.v_cell - s.v_gap) * safe_exp(s.x / P.xt)
-                     / (P.j0 * rho * cf_length)),
-    )
-    near = let("near_contact", logistic((P.xdrive - s.x) / (0.1 * P.xdrive)))
-    v_drive = let("v_drive", s.v_gap + near * (v_virtual - s.v_gap))
+    i_gap = let("i_gap",
+                P.j0 * area_cf * safe_exp(-s.x / P.xt) * safe_sinh(s.v_gap / P.vt))
 
     # Each term is ≥ 0 for any node voltages (odd, monotone paths), so no |·| is needed.
     power = let("power", i_cf * v_body + i_gap * s.v_gap)
-    return Conduction(i_leak, i_cf, i_gap, v_drive, power, t_safe, let("r_cf", 1.0 / g_cf))
-
-
-def rate_cap(rate: Expr) -> Expr:
-    """Smooth saturation r·v_cap/(r + v_cap) of a non-negative rate (physics.md §10.5)."""
-    return rate / (1.0 + rate / P.vcap)
+    rth_cf = let("rth_cf", P.kth * P.rho0 * cf_length / area_cf)
+    rth = let("rth", rth_cf * P.rthox / (rth_cf + P.rthox))
+    return Conduction(i_leak, i_cf, i_gap, v_body, power, t_safe, let("r_cf", 1.0 / g_cf),
+                      rth)
 
 
 def log_rate_cap(ln_rate: Expr) -> Expr:
@@ -253,21 +262,28 @@ def window(distance: Expr) -> Expr:
     return logistic(distance / P.xbound)
 
 
-def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> Kinetics:
-    """Ion kinetics (physics.md §4), Arrhenius in the local T, barriers lowered by field.
+def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> Kinetics:
+    """Ion kinetics, Arrhenius in the local T, barriers lowered by the local field.
 
-    SET, stage 1 (vertical growth, gap closes):
+    SET, vertical growth (the gap closes; the field in the gap, V_g/x, grows as it does:
+    the positive feedback of the abrupt SET):
         r_v = a·f·exp(−(E_a − Z·α·V_g/x)/kT)
-    SET, stage 2 (lateral growth once the gap has closed, x < ``xlat``):
-        r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a − Z·α·f_w·V/L₀)/kT)
+    SET, lateral growth (the CF widens under its own field and heat):
+        r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a − Z·α_w·f_w·V_body/L₀)/kT)
+      While the gap is open the body carries almost no voltage and stays cold, so
+      lateral growth waits for the gap to close; under compliance it stops when the
+      cell voltage, hence V_body and T, falls to the hold voltage.
     RESET, the slower of two sequential steps (harmonic combination, not ``min``):
         r₁ = a·f·exp(−(E_i + r·Z·V_g)/kT)                 O²⁻ release (V_g < 0)
         r₂ = a·f·exp(−E_h/kT)·sinh(Z·α_h·|V_g|/(x·kT))    O²⁻ hopping across the gap
-    All four are formed as logarithms (``ln_rate_*``) and capped by a logistic.
-    V_g is the drive voltage of :func:`conduction` (the gap voltage while the gap is open);
-    ``1/x`` is regularised as ``1/√(x² + x_eps²)``; every rate is capped smoothly at
-    ``vcap`` (:func:`rate_cap`, :func:`log_rate_cap`).
-    RESET also thins the CF (``kwr`` times the gap rate), so the width is not a ratchet.
+      r₂ falls as the gap widens (its field |V_g|/x falls and the CF cools), so the gap
+      stops at a width set by the largest RESET voltage.
+    CF thinning: the O²⁻ that open the gap recombine with the CF's vacancies, so the
+    width falls by ``kwr`` per unit of the gap's actual opening (window included): it
+    stops when the gap stops.
+
+    All rates are formed as logarithms (``ln_rate_*``) and capped smoothly at ``vcap``
+    (:func:`log_rate_cap`); ``1/x`` is regularised as ``1/√(x² + x_eps²)``.
     """
     x_field = let("x_field", sqrt(s.x * s.x + P.xeps * P.xeps))
     ln_af = let("ln_af", ln(P.a0) + ln(P.f0))
@@ -277,7 +293,7 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     # exponential can overflow, and a wild value of ln r (a Newton iterate in SPICE)
     # still gives a rate within [0, v_cap].
     ln_rate_vertical = let(
-        "ln_rate_vertical", ln_af + (P.zion * P.alpha * v_drive / x_field - ea) / kt
+        "ln_rate_vertical", ln_af + (P.zion * P.alpha * s.v_gap / x_field - ea) / kt
     )
     rate_vertical = let("rate_vertical", log_rate_cap(ln_rate_vertical))
     ln_rate_lateral = let(
@@ -285,17 +301,17 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
         # √(w² + (wmin/100)²) instead of w: finite for any Newton iterate, 2e-6 relative
         ln(P.kw * (P.weff + P.weff * P.weff / (2.0 * sqrt(s.w * s.w + (0.01 * P.wmin) ** 2)))
            * P.f0)
-        + (P.zion * P.alpha * P.fw * s.v_cell / P.l0 - ea) / kt,
+        + (P.zion * P.alphaw * P.fw * c.v_body / P.l0 - ea) / kt,
     )
     rate_lateral = let("rate_lateral", log_rate_cap(ln_rate_lateral))
     ln_rate_release = let(
-        "ln_rate_release", ln_af - (P.ei + P.dei + P.ri * P.zion * v_drive) / kt
+        "ln_rate_release", ln_af - (P.ei + P.dei + P.ri * P.zion * s.v_gap) / kt
     )
     rate_release = let("rate_release", log_rate_cap(ln_rate_release))
     # sinh(y) with y floored at HOP_FLOOR (√(y² + y₀²)): ln sinh stays finite at zero
     # drive, where P₋ = 0 anyway; the rate there is a·f·e^(−E_h/kT)·1e-3.
     hop_drive = let("hop_drive", sqrt(
-        (P.zion * P.alphah * smooth_abs0(v_drive, P.vs) / (x_field * kt)) ** 2
+        (P.zion * P.alphah * smooth_abs0(s.v_gap, P.vs) / (x_field * kt)) ** 2
         + HOP_FLOOR * HOP_FLOOR))
     ln_rate_hop = let(
         "ln_rate_hop",
@@ -305,18 +321,13 @@ def kinetics(s: State, v_drive: Expr, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     rate_reset = let(
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR)
     )
+    gap_opening = let("gap_opening", p_reset * rate_reset * window(P.l0 - s.x))
 
-    lateral_on = let("lateral_on", logistic((P.xlat - s.x) / P.xlatw))
-    dx_dt = let(
-        "dx_dt",
-        -p_set * rate_vertical * window(s.x)
-        + p_reset * rate_reset * window(P.l0 - s.x),
-    )
+    dx_dt = let("dx_dt", -p_set * rate_vertical * window(s.x) + gap_opening)
     dw_dt = let(
         "dw_dt",
-        p_set * lateral_on * rate_lateral * window(P.wcf - s.w)
-        - p_reset * P.kwr * rate_reset * window(s.w - P.wmin),
+        p_set * rate_lateral * window(P.wcf - s.w)
+        - P.kwr * gap_opening * window(s.w - P.wmin),
     )
-    return Kinetics(
-        dx_dt, dw_dt, rate_vertical, rate_lateral, rate_release, rate_hop, rate_reset
-    )
+    return Kinetics(dx_dt, dw_dt, rate_vertical, rate_lateral, rate_release, rate_hop,
+                    rate_reset, gap_opening)

@@ -75,6 +75,9 @@ class Model:
     branches: tuple[Branch, ...]
     parameters: tuple[Parameter, ...]
     outputs: tuple[Output, ...]
+    #: Intermediates (``let`` names) a SPICE rendering carries on auxiliary nodes of their
+    #: own, with their units: shared by several branches, so no expression repeats them.
+    aux_nodes: tuple[tuple[str, str], ...] = ()
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -99,7 +102,7 @@ def build_model() -> Model:
     t_safe, kt = eq.temperature(state)
     p_set, p_reset = eq.polarity_factors(state)
     c = eq.conduction(state, t_safe)
-    k = eq.kinetics(state, c.v_drive, kt, p_set, p_reset)
+    k = eq.kinetics(state, c, kt, p_set, p_reset)
 
     nodes = (
         Node("ti", "electrical", "V", "top electrode, inside the top contact", ZERO),
@@ -124,8 +127,8 @@ def build_model() -> Model:
         Branch("br_w", "dwidth", GROUND,
                -(k.dw_dt / eq.NM + state.w_recovery) + V("dwidth") / P.thold,
                V("dwidth"), "width state: d(w)/dt = rate"),
-        Branch("br_th", "dtemp", GROUND, V("dtemp") - P.rth * c.power,
-               P.rth * P.cth * V("dtemp"), "thermal RC, scaled by rth"),
+        Branch("br_th", "dtemp", GROUND, V("dtemp") - c.rth * c.power,
+               P.tauth * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
     )
     outputs = (
         Output("temp", c.temperature, "K", "local CF temperature"),
@@ -133,10 +136,17 @@ def build_model() -> Model:
         Output("widthm", state.w, "m", "CF width"),
         Output("rcf", c.r_cf, "Ohm", "CF body resistance"),
         Output("power", c.power, "W", "Joule power in the filament path"),
+        Output("rth", c.rth, "K/W", "thermal resistance of the CF and its surroundings"),
         Output("dxdt", k.dx_dt, "m/s", "gap rate"),
         Output("dwdt", k.dw_dt, "m/s", "width rate"),
     )
-    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs)
+    aux_nodes = (
+        ("ln_rate_vertical", "ln(m/s)"),
+        ("ln_rate_lateral", "ln(m/s)"),
+        ("ln_rate_release", "ln(m/s)"),
+        ("ln_rate_hop", "ln(m/s)"),
+    )
+    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes)
 
 
 MODEL = build_model()

@@ -19,7 +19,7 @@ Sample of the output::
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..expr import EXP_LIMIT, ZERO, Expr, diff, neg, symbols, walk
@@ -27,15 +27,6 @@ from ..model import GROUND, Model, node_symbol
 from ..params import Card
 from .base import Dialect, _render
 from .format import format_number, wrap_spice
-
-#: Intermediates carried on internal nodes in the SPICE rendering (name -> unit).
-AUX_NODES: Mapping[str, str] = {
-    "v_drive": "V",
-    "ln_rate_vertical": "ln(m/s)",
-    "ln_rate_lateral": "ln(m/s)",
-    "ln_rate_release": "ln(m/s)",
-    "ln_rate_hop": "ln(m/s)",
-}
 
 #: Operations numparam evaluates in a ``.param`` expression (parameter-only
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
@@ -85,11 +76,12 @@ def linear_charge(charge: Expr, p: str, n: str) -> LinearCharge | None:
 
 
 def _aux_lets(model: Model) -> dict[str, Expr]:
+    wanted = dict(model.aux_nodes)
     found: dict[str, Expr] = {}
     for node in walk([b.flow for b in model.branches]):
-        if node.op == "let" and node.name in AUX_NODES:
+        if node.op == "let" and node.name in wanted:
             found[node.name] = node
-    missing = set(AUX_NODES) - set(found)
+    missing = set(wanted) - set(found)
     if missing:
         raise ValueError(f"auxiliary intermediates not found in the model: {sorted(missing)}")
     return found
@@ -159,7 +151,7 @@ def render_subckt(
     names = {id(node): hname for hname, node in hoisted}
     names.update({id(node): f"v({aux_name})" for aux_name, node in aux.items()})
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
-           f"* auxiliary nodes: {', '.join(f'{k} ({v})' for k, v in AUX_NODES.items())}"]
+           f"* auxiliary nodes: {', '.join(f'{k} ({v})' for k, v in model.aux_nodes)}"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
     out.append("* parameter-only sub-expressions, evaluated once per instance")
     for hname, node in hoisted:
@@ -169,7 +161,11 @@ def render_subckt(
     for aux_name, node in aux.items():
         expr = _render(node.args[0], SPICE, {k: v for k, v in names.items() if k != id(node)},
                        True)[0]
-        out.append(f"B{aux_name} {aux_name} 0 V = {expr}")
+        # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
+        # unit diagonal, so KLU's refactorisation (fixed pivots) cannot hit a zero pivot
+        # when the expression's sensitivities change by decades (the abrupt SET).
+        out.append(f"B{aux_name} 0 {aux_name} I = {expr}")
+        out.append(f"R{aux_name} {aux_name} 0 1")
     out.append("* branches: flow p -> n (B-source) and linear charge (capacitor)")
     for b, q in charges:
         n = "0" if b.n == GROUND else b.n
