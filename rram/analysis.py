@@ -1,16 +1,22 @@
 """Switching metrics from simulated (or measured) I-V loops.
 
-Definitions, used for every engine and for measured data alike:
+Definitions, used for every engine and for measured data alike (:mod:`rram.events`):
 
 * **V_set**: applied voltage at which |I| first reaches half the compliance on the SET
-  up-ramp (interpolated between the integrator's steps).
-* **V_reset**: applied voltage where |I| on the RESET ramp first falls below 90 % of its
+  half (interpolated between the integrator's steps); when the compliance is never
+  reached, the voltage of the steepest rise of ln|I|.
+* **V_reset**: applied voltage where |I| on the RESET half first falls below 90 % of its
   peak so far: the onset of RESET, interpolated between steps (the peak itself is a
   cusp that each engine resolves only to its step, and a later, higher bump of a
   multi-step RESET must not move it).
 * **R_LRS / R_HRS**: V/I read at ``v_read`` (+0.1 V) with the state frozen at the end of
   the SET / RESET half of the cycle.
-* **i_peak**: the largest |I| in the SET half (overshoot shows up here).
+* **i_peak**: the largest |I| in the SET half (overshoot shows up here); **i_reset**: the
+  largest |I| of the RESET ramp.
+* The switching rule (:func:`rram.events.switching_rule`): V_set only where the
+  resistance fell at least 2× across the SET (from the previous cycle's R_HRS, or the
+  initial state's resistance), V_reset only where it rose 2× across the RESET;
+  otherwise NaN, with ``no_set``/``no_reset`` in the ``reason`` column.
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ import numpy as np
 import pandas as pd
 
 from .engine.static import read_resistance
+from .equations import NM
+from .events import phase_event_times, switching_rule
 
 METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
-                  "i_peak_A", "i_reset_A", "t_max_K")
+                  "i_peak_A", "i_reset_A", "t_max_K", "reason")
 
 
 def first_crossing(x: np.ndarray, y: np.ndarray, level: float) -> float:
@@ -49,48 +57,58 @@ def loop_metrics(
     """One row per device and cycle of a DC-loop simulation (see module docstring).
 
     ``res`` is a result of any engine (:class:`~rram.engine.run.SimResult` or the ngspice
-    runner's): per-segment events with the stimulus, cards and status.  V_set is where
-    |I| first reaches the segment threshold (half the compliance), V_reset where the
-    RESET ramp's |I| first falls below 90 % of its peak so far; both interpolated between
-    the simulator's own steps.  When the
+    runner's): per-segment events with the stimulus, cards and status.  When the
     stimulus has read pulses, R = V_cell/I at the end of their plateaus (measured by the
     engine itself); otherwise the end states are read by the static solver at ``v_read``.
     """
     ev = res.events
-    rows, lrs, hrs, cards = [], [], [], []
+    rows, states, cards = [], [], []
     for d, st in enumerate(res.stimuli):
         if res.status[d] not in (0, 5):
             continue
         tamb = res.cards[d]["tamb"]
         phases = np.array(st.phases)
+        ev_d = {k: v[d] for k, v in ev.items()}
         for c in np.unique(st.cycles):
             segs = np.flatnonzero(st.cycles == c)
             set_segs = segs[phases[segs] == "set"]
             reset_segs = segs[phases[segs] == "reset"]
             if set_segs.size == 0 or reset_segs.size == 0:
                 continue
-            up, down = set_segs[0], reset_segs[0]
-            v_set = float(st.voltage(ev["tcross"][d, up])) if np.isfinite(
-                ev["tcross"][d, up]) else float("nan")
-            v_reset = float(st.voltage(ev["tdrop"][d, down])) if np.isfinite(
-                ev["tdrop"][d, down]) else float("nan")
+            times = [phase_event_times(ev_d, s, kind) for s, kind in
+                     ((set_segs, "set"), (reset_segs, "reset"))]
+            v_set, v_reset = (float(st.voltage(t)) if np.isfinite(t) else np.nan
+                              for t in times)
             reads = segs[phases[segs] == "read"]
             r_meas = [float(ev["vcell_end"][d, k] / ev["iend"][d, k]) for k in reads[1::3]]
-            lrs.append((ev["gap_end"][d, set_segs[-1]], ev["width_end"][d, set_segs[-1]]))
-            hrs.append((ev["gap_end"][d, reset_segs[-1]], ev["width_end"][d, reset_segs[-1]]))
+            states.append((ev["gap_end"][d, set_segs[-1]], ev["width_end"][d, set_segs[-1]],
+                           ev["gap_end"][d, reset_segs[-1]], ev["width_end"][d, reset_segs[-1]]))
             cards.append(res.cards[d])
             rows.append([d, int(c), v_set, v_reset,
                          r_meas[0] if len(r_meas) == 2 else np.nan,
                          r_meas[1] if len(r_meas) == 2 else np.nan,
-                         float(ev["imax"][d, set_segs].max()), float(ev["imax"][d, down]),
-                         tamb + float(ev["dtmax"][d, reset_segs].max())])
+                         float(ev["imax"][d, set_segs].max()),
+                         float(ev["imax"][d, reset_segs[0]]),
+                         tamb + float(ev["dtmax"][d, reset_segs].max()), ""])
     df = pd.DataFrame(rows, columns=list(METRIC_COLUMNS))
+    if not rows:
+        return df
     missing = df["r_lrs_ohm"].isna().to_numpy()
-    if rows and missing.any():
-        lrs_a, hrs_a = np.array(lrs)[missing], np.array(hrs)[missing]
+    if missing.any():
+        s = np.array(states)[missing]
         sel = [c for c, m in zip(cards, missing, strict=True) if m]
-        df.loc[missing, "r_lrs_ohm"] = read_resistance(sel, lrs_a[:, 0], lrs_a[:, 1], v_read)
-        df.loc[missing, "r_hrs_ohm"] = read_resistance(sel, hrs_a[:, 0], hrs_a[:, 1], v_read)
+        df.loc[missing, "r_lrs_ohm"] = read_resistance(sel, s[:, 0], s[:, 1], v_read)
+        df.loc[missing, "r_hrs_ohm"] = read_resistance(sel, s[:, 2], s[:, 3], v_read)
+    # resistance before each SET: the previous cycle's HRS, or the initial state's
+    first = (df["cycle"] != df["cycle"].shift(1) + 1) | (df["device"] != df["device"].shift(1))
+    r_before = df["r_hrs_ohm"].shift(1).to_numpy(copy=True)
+    if first.any():
+        init = [cards[k] for k in np.flatnonzero(first)]
+        r_before[first.to_numpy()] = read_resistance(
+            init, [c["x0"] / NM for c in init], [c["w0"] / NM for c in init], v_read)
+    v_set, v_reset, reason = switching_rule(df["v_set_V"], df["v_reset_V"], r_before,
+                                            df["r_lrs_ohm"], df["r_hrs_ohm"])
+    df["v_set_V"], df["v_reset_V"], df["reason"] = v_set, v_reset, reason
     return df
 
 

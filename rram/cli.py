@@ -277,10 +277,16 @@ def mc(card_path, variation_path, engine, devices, cycles, seed, workers, schedu
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "
                f"{info.seconds:.1f} s: {info.rows / max(info.seconds, 1e-9):.0f} "
                "device-cycles/s", err=True)
-    if plots:
-        from .mc.report import load_table, summary, write_plots
+    from .mc.report import load_table, switching_failures
 
-        frame = load_table(out)
+    frame = load_table(out)
+    fails = switching_failures(frame)
+    click.echo(f"did not switch (resistance changed less than 2x): {fails['no_set']} SETs "
+               f"and {fails['no_reset']} RESETs of {fails['rows']} converged device-cycles "
+               "(column reason)", err=True)
+    if plots:
+        from .mc.report import summary, write_plots
+
         click.echo(summary(frame).to_string(float_format="%.4g"))
         write_plots(frame, plots)
         click.echo(f"plots in {plots}", err=True)

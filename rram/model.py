@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import equations as eq
-from .card import PARAMETERS
+from .card import GROUPS, PARAMETERS
 from .expr import ZERO, Expr, sym
 from .params import Parameter
 
@@ -68,6 +68,29 @@ class Output:
 
 
 @dataclass(frozen=True)
+class CalibrationStage:
+    """One stage of the model's default loop-fitting recipe (:mod:`rram.fit.recipe`):
+    the parameters that carry one feature of a measured loop, the points that show it,
+    the weight of the V_set/V_reset mismatch and the evaluations allowed."""
+
+    name: str
+    parameters: tuple[str, ...]
+    points: str
+    voltage_weight: float
+    max_nfev: int
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How the model is fitted to a DC loop: staged parameters, the ones fitted in log₁₀
+    (they span decades), and bounds tighter than the parameter ranges."""
+
+    stages: tuple[CalibrationStage, ...]
+    log_parameters: tuple[str, ...]
+    bounds: tuple[tuple[str, float, float], ...]
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     ports: tuple[str, ...]
@@ -78,6 +101,10 @@ class Model:
     #: Intermediates (``let`` names) a SPICE rendering carries on auxiliary nodes of their
     #: own, with their units: shared by several branches, so no expression repeats them.
     aux_nodes: tuple[tuple[str, str], ...] = ()
+    #: Parameter groups (name, title), in the section order of generated files.
+    groups: tuple[tuple[str, str], ...] = ()
+    #: The default loop-fitting recipe (which parameter carries which feature).
+    calibration: Calibration | None = None
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -86,6 +113,18 @@ class Model:
     @property
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
+
+    def with_role(self, role: str) -> tuple[str, ...]:
+        """Names of the parameters whose :attr:`~rram.params.Parameter.role` is ``role``."""
+        return tuple(p.name for p in self.parameters if p.role == role)
+
+    @property
+    def fittable(self) -> tuple[str, ...]:
+        """Parameters a calibration may fit: not the variation offsets and factors (the
+        Monte Carlo's hooks), not the numerical widths and guards."""
+        return tuple(p.name for p in self.parameters
+                     if (p.group != "instance" or p.role == "state")
+                     and p.role not in ("smoothing", "guard"))
 
 
 def build_model() -> Model:
@@ -146,7 +185,37 @@ def build_model() -> Model:
         ("ln_rate_release", "ln(m/s)"),
         ("ln_rate_hop", "ln(m/s)"),
     )
-    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes)
+    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
+                 CALIBRATION)
+
+
+#: The staged loop fit (see :func:`rram.fit.recipe.default_recipe`):
+#:
+#: 1. ``conduction``: the gap's hopping conduction and the initial state, on the HRS;
+#: 2. ``lrs``: the compliance-limited LRS (lateral-growth field ``alphaw``, the CF/gap
+#:    split ``rho0``, the contact), on the LRS;
+#: 3. ``kinetics``: SET (``ea``, ``alpha``), RESET onset (``ei``, ``ri``) and progress
+#:    (``eh``, ``alphah``), the time scale ``f0``, on all points plus V_set/V_reset;
+#: 4. ``thermal``: all of the above with the heating ``kth``.
+#:
+#: The contact resistance is bounded to 300 Ω: a loop cannot tell it from the CF, and a
+#: contact larger than a device's lowest LRS would forbid the LRS spread a variation fit
+#: must reproduce.
+CALIBRATION = Calibration(
+    stages=(
+        CalibrationStage("conduction", ("j0", "xt", "vt", "x0", "w0"), "hrs", 0.0, 25),
+        CalibrationStage("lrs", ("alphaw", "rho0", "rtop"), "lrs", 0.0, 15),
+        CalibrationStage("kinetics", ("ea", "alpha", "ei", "ri", "eh", "alphah", "f0",
+                                      "alphaw"), "all", 1.0, 40),
+        CalibrationStage("thermal", ("ea", "alpha", "alphaw", "ei", "ri", "eh", "alphah",
+                                     "j0", "xt", "vt", "rho0", "x0", "w0", "f0", "kth",
+                                     "rtop"), "all", 1.0, 20),
+    ),
+    log_parameters=("j0", "rho0", "f0", "rtop", "kth"),
+    bounds=(("x0", 0.2e-9, 3.5e-9), ("w0", 0.1e-9, 20e-9), ("rtop", 1.0, 300.0),
+            ("f0", 1e9, 1e15), ("kth", 100.0, 1e5), ("alphaw", 0.1e-9, 5e-9),
+            ("alphah", 1e-10, 2e-9), ("xt", 0.2e-9, 0.6e-9)),
+)
 
 
 MODEL = build_model()

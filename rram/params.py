@@ -38,6 +38,22 @@ RESERVED = frozenset(
 )
 
 
+#: What a parameter does (``Parameter.role``):
+#:
+#: * ``""``: structure or conduction: fixed for a device's life;
+#: * ``state``: an initial state (drawn once per device; afterwards the state carries);
+#: * ``kinetic``: enters rates only (no state, no conduction): may be redrawn between
+#:   operations without moving the resistance;
+#: * ``bound``: a bound of a state: drawn by the RESET and held through the next SET, so
+#:   no state leaves its range between operations;
+#: * ``filament``: a property of the CF a SET forms (its coupling to its surroundings):
+#:   drawn by each SET and held through the RESET that dissolves it;
+#: * ``smoothing``: the width of a C¹ replacement of a hard branch (results must not
+#:   depend on it);
+#: * ``guard``: a numerical guard, inactive within the physical range.
+ROLES = ("", "state", "kinetic", "bound", "filament", "smoothing", "guard")
+
+
 @dataclass(frozen=True)
 class Parameter:
     """One model parameter.
@@ -58,8 +74,12 @@ class Parameter:
     upper_open: bool = False
     choices: tuple[float, ...] = ()
     kind: str = "model"
+    role: str = ""
 
     def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"role of {self.name}: {self.role!r} is not one of "
+                             + ", ".join(repr(r) for r in ROLES))
         if not NAME_PATTERN.match(self.name):
             raise ValueError(f"parameter name {self.name!r} is not a lower-case identifier")
         if self.name in RESERVED:

@@ -24,27 +24,25 @@ from pathlib import Path
 
 from .card import PARAMETERS, default_card
 from .errors import InputError
+from .model import MODEL
 from .params import Card
 
 DISTRIBUTIONS = ("normal", "lognormal")
 KINDS = ("d2d", "c2c")
-#: Parameters that set rates only (no state, no conduction): safe to redraw per cycle.
-#: ``rth`` sets the CF temperature, which relaxes to ambient within τ_th = rth·cth
-#: (picoseconds): nothing of it is carried from one operation to the next.
-KINETIC = frozenset({"dea", "deh", "dei", "kw", "fw", "ea", "eh", "ei", "alpha", "alphah", "ri",
-                     "f0", "a0", "weff", "kwr", "rth"})
+#: Parameters that set rates only (no state, no conduction): safe to redraw per operation
+#: (the model's ``kinetic`` role; the CF temperature relaxes within τ_th, picoseconds, so
+#: nothing of the thermal parameters is carried from one operation to the next).
+KINETIC = frozenset(MODEL.with_role("kinetic"))
 #: Parameters drawn at one operation and held through the next (parameter -> the
-#: operation that draws it), so the state one operation leaves stays within its bounds:
+#: operation that draws it):
 #:
-#: * set by the RESET: the residual CF width (``wmin``, the lower bound of thinning) and
-#:   the width of the oxide region the CF occupies (``wcf``, the upper bound of lateral
-#:   growth and the area of the oxide leakage that carries an HRS whose gap has opened
-#:   the whole layer: each RESET leaves its own cloud of vacancies).  In the LRS the
-#:   leakage is ~1 % of the current, so redrawing ``wcf`` at the next RESET moves the
-#:   resistance by well under 1 %.
-#: * set by the SET: the thermal resistance of the CF it formed (``rth``, its shape and
-#:   contact to the electrodes), in effect until the RESET that dissolves it.
-HELD = {"wmin": "reset", "wcf": "reset", "rth": "set"}
+#: * the bounds of the CF width (``wmin``, the residual of thinning, and ``wcf``, the
+#:   cell), the model's ``bound`` role, are set by the RESET and held through the next
+#:   SET, so the state one operation leaves stays within its bounds;
+#: * the properties of the CF a SET forms (its thermal coupling ``kth``), the
+#:   ``filament`` role, are set by the SET and held through the RESET that dissolves it.
+HELD = {**{p: "reset" for p in MODEL.with_role("bound")},
+        **{p: "set" for p in MODEL.with_role("filament")}}
 _BY_NAME = {p.name: p for p in PARAMETERS}
 
 
@@ -116,29 +114,32 @@ def load_variation(path: str | Path) -> VariationSpec:
 
 
 def default_variation() -> VariationSpec:
-    """CF width, gap and barriers (physics.md §11), with these measured sensitivities:
+    """The CF's heating, the gap and the barriers (``docs/model.md`` § Variation), with
+    these sensitivities on the default card (1 kV/s loops, 100 µA, ±2 V):
 
-    * CF width → LRS: under compliance R_LRS = V_hold/I_cc and the hold voltage scales as
-      1/fw, so ln-σ(R_LRS) ≈ σ(ln fw); ``kw`` moves it only 0.04 per unit of ln kw.
-    * gap → HRS: ln-σ(R_HRS) ≈ 4·σ(deh/eV) at the default RESET amplitude.
-    * barriers → switching voltages: dV_set/d(dea) ≈ 3.7 V/eV, dV_reset/d(dei) ≈ 0.7 V/eV.
+    * CF heating → LRS: the compliance-limited SET stops at a CF temperature, so a CF
+      that heats more (``kth``) stops wider: d ln R_LRS / d ln kth ≈ −0.46 (and the
+      RESET of that CF starts 0.23 V per unit of ln kth earlier, as in measured devices
+      whose R_LRS and |V_reset| correlate);
+    * gap → HRS: d ln R_HRS / d(deh) ≈ −1.7 /eV (a lower hopping barrier opens a wider
+      gap), which also raises the next V_set by 0.3 V/eV;
+    * barriers → switching voltages: dV_set/d(dea) ≈ 0.7 V/eV, dV_reset/d(dei) ≈
+      0.45 V/eV.
 
-    On the default card the default spec gives ln-σ(R_LRS) ≈ 0.06, ln-σ(R_HRS) ≈ 0.10,
-    σ(V_set) ≈ 0.06 V and σ(V_reset) ≈ 0.04 V over steady cycles (``rram mc`` prints the
-    measured values).  The fw spread is kept small because a device with fw below ~0.75
-    holds above its own SET voltage and stays thin (it does not reach the compliance
-    LRS): the convergence tests span ±4σ of every entry.
+    ``kth`` is drawn by each SET and held through its RESET (the CF it formed), the
+    barriers per operation.  ``rram mc --plots`` prints the resulting spreads.
     """
     V = Variation
     return VariationSpec((
         V("x0", "d2d", "normal", 0.1e-9, "initial gap of the formed device (m)"),
-        V("fw", "d2d", "lognormal", 0.035, "lateral-growth field factor: CF width, LRS"),
-        V("fw", "c2c", "lognormal", 0.035, "lateral-growth field factor per SET"),
-        V("deh", "c2c", "normal", 0.025, "hopping barrier per RESET: gap, HRS (eV)"),
-        V("dea", "d2d", "normal", 0.02, "generation barrier per device: V_set (eV)"),
-        V("dea", "c2c", "normal", 0.02, "generation barrier per SET: V_set (eV)"),
+        V("kth", "d2d", "lognormal", 0.1, "CF thermal coupling per device: LRS"),
+        V("kth", "c2c", "lognormal", 0.2, "CF thermal coupling of the CF each SET forms"),
+        V("deh", "d2d", "normal", 0.05, "hopping barrier per device: gap, HRS (eV)"),
+        V("deh", "c2c", "normal", 0.12, "hopping barrier per RESET: gap, HRS (eV)"),
+        V("dea", "d2d", "normal", 0.03, "generation barrier per device: V_set (eV)"),
+        V("dea", "c2c", "normal", 0.05, "generation barrier per SET: V_set (eV)"),
         V("dei", "d2d", "normal", 0.03, "release barrier per device: V_reset (eV)"),
-        V("dei", "c2c", "normal", 0.03, "release barrier per RESET: V_reset (eV)"),
+        V("dei", "c2c", "normal", 0.05, "release barrier per RESET: V_reset (eV)"),
     ))
 
 

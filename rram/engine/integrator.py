@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
+from ..events import DROP, DROP_FLOOR
 
 OK = 0
 MAX_STEPS = 1
@@ -48,11 +49,6 @@ STATUS_TEXT = {
     NON_FINITE: "a non-finite value appeared in the solution",
     STOPPED: "stopped: the stop current was reached",
 }
-
-#: Fraction of its peak so far that |I| must fall below for the "tdrop" event (V_reset),
-#: counted once that peak exceeds DROP_FLOOR (A; far above numerical noise at 0 V).
-DROP = 0.9
-DROP_FLOOR = 1e-9
 
 # Columns of the per-device statistics array.
 STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC, STAT_FORCED = \
@@ -285,11 +281,17 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
 
 @njit(**_NJ)
 def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-            ev_tdrop):
-    """Per-segment events at an accepted point: peak |I| and its time, first crossing of
-    the segment's current threshold (interpolated), first fall of |I| below DROP times
-    its peak so far, once that peak exceeds DROP_FLOOR (interpolated), peak temperature
+            ev_tdrop, ev_tjump, ev_jump):
+    """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
+    |I| and its time, first crossing of the segment's current threshold (interpolated),
+    first fall of |I| below DROP times its peak so far, once that peak exceeds
+    DROP_FLOOR (interpolated), steepest rise of ln|I| per unit time, peak temperature
     rise."""
+    if i_prev >= DROP_FLOOR and i_now > i_prev and t > t_prev:
+        slope = (np.log(i_now) - np.log(i_prev)) / (t - t_prev)
+        if not slope <= ev_jump[k]:  # also when ev_jump is still NaN
+            ev_jump[k] = slope
+            ev_tjump[k] = t_prev + 0.5 * (t - t_prev)
     if i_now > ev_imax[k]:
         ev_imax[k] = i_now
         ev_timax[k] = t
@@ -349,7 +351,8 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
 @njit(**_NJ)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
-                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop):
+                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, ev_tjump,
+                     ev_jump):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
     stop).  The run stops early when |device current| reaches ``i_stop``.
@@ -384,7 +387,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
     _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-            ev_tdrop)
+            ev_tdrop, ev_tjump, ev_jump)
     q0 = Q.copy()
     q1 = Q.copy()
     y1 = y.copy()
@@ -486,7 +489,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
         _record(k, t, t1, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-                ev_tdrop)
+                ev_tdrop, ev_tjump, ev_jump)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
@@ -520,7 +523,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 @njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP):
+                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, TJUMP, JUMP):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
@@ -528,7 +531,7 @@ def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkin
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
                                      TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d],
-                                     TDROP[d])
+                                     TDROP[d], TJUMP[d], JUMP[d])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -253,7 +253,8 @@ def simulate(
     Per stimulus segment the engine records events at its own steps (``events``): peak
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
     (``tcross``; default half of the segment's compliance), the first time |I| falls
-    below ``DROP`` (0.9) times its peak so far (``tdrop``), the peak temperature rise
+    below ``DROP`` (0.9) times its peak so far (``tdrop``), the steepest rise of ln|I|
+    (``tjump``, at the rate ``jump``, 1/s; :mod:`rram.events`), the peak temperature rise
     (``dtmax``), the unknowns, cell voltage and device current at the segment's end
     (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).
@@ -277,7 +278,8 @@ def simulate(
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
           "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
-          "tdrop": np.full((n, nseg), np.nan)}
+          "tdrop": np.full((n, nseg), np.nan), "tjump": np.full((n, nseg), np.nan),
+          "jump": np.full((n, nseg), np.nan)}
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
     status = np.zeros(n, np.int64)
@@ -294,7 +296,8 @@ def simulate(
                            opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
                            status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
                            ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
-                           ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b])
+                           ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
+                           ev["tjump"][a:b], ev["jump"][a:b])
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
     x0w0 = state_offsets(card_list)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..card import PARAMETERS
 from ..errors import InputError
+from ..model import MODEL
 
 #: Point sets a stage can fit (see :func:`rram.fit.iv.point_sets`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
@@ -38,10 +39,9 @@ class Stage:
         if not self.parameters:
             raise InputError(f"stage {self.name!r} fits no parameters")
         for p in self.parameters:
-            if p not in _BY_NAME or (_BY_NAME[p].group == "instance" and p not in ("x0", "w0",
-                                                                                    "fw")):
+            if p not in MODEL.fittable:
                 raise InputError(f"stage {self.name!r}: {p!r} is not a fittable card "
-                                 "parameter")
+                                 f"parameter (valid: {', '.join(MODEL.fittable)})")
         if self.voltage_weight < 0 or self.max_nfev < 1:
             raise InputError(f"stage {self.name!r}: voltage_weight must be >= 0 and "
                              "max_nfev >= 1")
@@ -103,34 +103,11 @@ def load_recipe(path: str | Path) -> Recipe:
 
 
 def default_recipe() -> Recipe:
-    """The staged recipe of a DC loop (physics.md §9 roles of the parameters):
-
-    1. ``conduction``: hopping conduction (``j0``, ``xt``, ``vt``) and the initial
-       state (``x0``, ``w0``), on the HRS points;
-    2. ``lrs``: the compliance-limited LRS (hold-voltage factor ``fw``) and the series
-       contact resistance, on the LRS points;
-    3. ``kinetics``: SET (``ea``, ``alpha``), RESET (``ei``, ``ri``, ``eh``, ``alphah``),
-       the time scale ``f0`` and ``fw``, on all points plus V_set/V_reset;
-    4. ``thermal``: everything of 1–3 plus ``rth`` and ``rho0`` together.
-
-    The contact resistance is bounded to 300 Ω: a single loop cannot tell it from the
-    CF, and a contact larger than the lowest LRS of a device's cycles (926 Ω for the TUD
-    device) would forbid the LRS spread the variation fit must reproduce.
-    """
-    s = Stage
+    """The model's staged recipe of a DC loop (:data:`rram.model.CALIBRATION`)."""
+    cal = MODEL.calibration
     return Recipe(
-        stages=(
-            s("conduction", ("j0", "xt", "vt", "x0", "w0"), "hrs", 0.0, 25),
-            s("lrs", ("fw", "rtop"), "lrs", 0.0, 15),
-            s("kinetics", ("ea", "alpha", "ei", "ri", "eh", "alphah", "f0", "fw"),
-              "all", 1.0, 40),
-            s("thermal", ("ea", "alpha", "fw", "ei", "ri", "eh", "alphah", "j0", "xt", "vt",
-                          "rho0", "x0", "w0", "f0", "rth", "rtop"), "all", 1.0, 20),
-        ),
-        start={"wcf": 30e-9, "l0": 8e-9, "x0": 2e-9},
-        log_parameters=("j0", "rho0", "f0", "rtop", "rth"),
-        bounds={"x0": (0.2e-9, 8e-9), "w0": (0.1e-9, 20e-9),
-                "rtop": (1.0, 300.0),
-                "f0": (1e9, 1e15), "rth": (1e4, 1e7), "fw": (0.3, 5.0), "alphah": (1e-10, 2e-9),
-                "xt": (0.2e-9, 0.6e-9)},
+        stages=tuple(Stage(s.name, s.parameters, s.points, s.voltage_weight, s.max_nfev)
+                     for s in cal.stages),
+        log_parameters=cal.log_parameters,
+        bounds={name: (lo, hi) for name, lo, hi in cal.bounds},
     )

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..events import NO_RESET, NO_SET
 
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 LINEAR_METRICS = ("v_set_V", "v_reset_V")
@@ -20,6 +21,15 @@ def load_table(path: str | Path) -> pd.DataFrame:
     if path.suffix == ".csv":
         return pd.read_csv(path, keep_default_na=True)
     raise InputError(f"{path}: expected a .parquet or .csv Monte Carlo table")
+
+
+def switching_failures(frame: pd.DataFrame) -> dict[str, int]:
+    """Converged device-cycles whose SET or RESET did not switch (the ``reason``
+    column, :func:`rram.events.switching_rule`), and the converged rows counted."""
+    ok = frame[frame["converged"].astype(bool)] if "converged" in frame else frame
+    reason = ok["reason"].fillna("").astype(str)
+    return {"rows": len(ok), NO_SET: int(reason.str.contains(NO_SET).sum()),
+            NO_RESET: int(reason.str.contains(NO_RESET).sum())}
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:

@@ -19,9 +19,12 @@ import numpy as np
 import pandas as pd
 
 from ..card import default_card
+from ..engine.static import read_resistance
 from ..engine.stimulus import sweep_phase
 from ..equations import NM
 from ..errors import InputError
+from ..events import phase_event_times, switching_rule
+from ..model import MODEL
 from ..params import Card
 from ..variation import HELD, VariationSpec, default_variation
 from .draws import draw, draw_d2d
@@ -29,11 +32,11 @@ from .draws import draw, draw_d2d
 ENGINES = ("python", "ngspice", "veriloga")
 CIRCUITS = ("compliance", "1t1r", "resistor")
 METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
-                  "i_peak_A", "converged", "error")
+                  "i_peak_A", "reason", "converged", "error")
 #: Parameters that set the initial state: varied once per device, then carried over.
-STATE_PARAMETERS = ("x0", "w0")
+STATE_PARAMETERS = MODEL.with_role("state")
 #: Segments of a sweep phase: up, down, read edge, read plateau, read edge.
-_UP, _PLATEAU, _END = 0, 3, 4
+_SWEEP, _PLATEAU, _END = np.array([0, 1]), 3, 4
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     width = d2d.get("w0", np.full(n, base["w0"])).copy()
     kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
     error = [""] * n
+    r_before = None  # resistance before each device's SET (the switching rule)
     table: dict[str, list] = {c: [] for c in mc.columns}
     previous = d2d
     for cycle in range(mc.cycles):
@@ -197,6 +201,11 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 **{p: float(values[p][i]) for p in kinetic},
                 x0=float(np.clip(gap[i], 0.0, base["l0"])),
                 w0=float(np.clip(width[i], 1e-11, wcf[i]))) for i in alive]
+            if r_before is None:  # the formed device, read as every state is
+                r_before = np.full(n, np.nan)
+                r_before[alive] = read_resistance(cards, [c["x0"] / NM for c in cards],
+                                                  [c["w0"] / NM for c in cards],
+                                                  mc.protocol.v_read)
             st = mc.protocol.stimulus(event, cycle)
             res = _simulate(mc, st, cards, event)
             ev = res.events
@@ -208,18 +217,21 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 r_read = ev["vcell_end"][j, _PLATEAU] / ev["iend"][j, _PLATEAU]
                 gap[i] = ev["gap_end"][j, _END] * NM
                 width[i] = ev["width_end"][j, _END] * NM
+                t = phase_event_times({k: v[j] for k, v in ev.items()}, _SWEEP, event)
+                v = st.voltage(t) if np.isfinite(t) else np.nan
                 if event == "set":
-                    t = ev["tcross"][j, _UP]
-                    out["v_set_V"][i] = st.voltage(t) if np.isfinite(t) else np.nan
-                    out["i_peak_A"][i] = np.nanmax(ev["imax"][j, :2])
+                    out["v_set_V"][i] = v
+                    out["i_peak_A"][i] = np.nanmax(ev["imax"][j, _SWEEP])
                     out["r_lrs_ohm"][i] = r_read
                 else:
-                    t = ev["tdrop"][j, _UP]
-                    out["v_reset_V"][i] = st.voltage(t) if np.isfinite(t) else np.nan
+                    out["v_reset_V"][i] = v
                     out["r_hrs_ohm"][i] = r_read
+        out["v_set_V"], out["v_reset_V"], out["reason"] = switching_rule(
+            out["v_set_V"], out["v_reset_V"], r_before, out["r_lrs_ohm"], out["r_hrs_ohm"])
+        r_before = out["r_hrs_ohm"].copy()
         table["device"] += devices
         table["cycle"] += [cycle] * n
-        for k in ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A"):
+        for k in ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A", "reason"):
             table[k] += out[k].tolist()
         table["converged"] += [not e for e in error]
         table["error"] += list(error)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..card import GROUPS
 from ..constants import KB_EV
 from ..expr import EXP_LIMIT, ZERO, Expr, walk
 from ..model import GROUND, Model
@@ -70,7 +69,7 @@ def _range(p: Parameter) -> str:
 def _parameters(model: Model, card: Card | None) -> list[str]:
     values = card.values if card is not None else {p.name: p.default for p in model.parameters}
     out = []
-    for group, title in GROUPS:
+    for group, title in model.groups:
         members = [p for p in model.parameters if p.group == group]
         if not members:
             continue

@@ -20,14 +20,12 @@ from ..engine.run import UNKNOWNS, SimResult, electrodes, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
+from ..events import EVENT_KEYS, segment_events
 from ..params import Card
 from . import models
 from .ngspice import NgspiceSession
 from .testbench import ModelRef, Testbench, render_batch
 
-#: Per-segment events, as the Python engine records them.
-EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "dtmax", "gap_end", "width_end",
-              "vcell_end", "iend")
 #: Engine name -> model rendering.
 ENGINE_MODELS = {"ngspice": "subckt", "veriloga": "osdi"}
 
@@ -61,51 +59,6 @@ def model_ref(model: str) -> ModelRef:
     if model == "osdi":
         return ModelRef("osdi", str(models.osdi_module()), in_deck_osdi=False)
     raise InputError(f"model {model!r} is not one of subckt, osdi")
-
-
-def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
-                   states: np.ndarray, stimulus: Stimulus,
-                   thresholds: np.ndarray) -> dict[str, np.ndarray]:
-    """Per-segment events from waveforms sampled at the simulator's time points.
-
-    ``states`` columns are gap (nm), width (nm) and temperature rise (K).  Segment
-    boundaries are breakpoints of every simulator, so end values are exact samples.
-    """
-    tb = stimulus.times
-    nseg = tb.size - 1
-    ev = {k: np.full(nseg, np.nan) for k in EVENT_KEYS}
-    a = np.abs(current)
-    for k in range(nseg):
-        lo = np.searchsorted(t, tb[k], side="left")
-        hi = np.searchsorted(t, tb[k + 1], side="right")
-        if hi <= lo:
-            continue
-        seg = slice(lo, hi)
-        j = lo + int(np.argmax(a[seg]))
-        ev["imax"][k], ev["timax"][k] = a[j], t[j]
-        ev["dtmax"][k] = float(np.max(states[seg, 2]))
-        above = np.flatnonzero(a[seg] >= thresholds[k])
-        if above.size:
-            m = lo + int(above[0])
-            if m == lo:
-                ev["tcross"][k] = t[m]
-            else:
-                f = (thresholds[k] - a[m - 1]) / (a[m] - a[m - 1])
-                ev["tcross"][k] = t[m - 1] + f * (t[m] - t[m - 1])
-        # first fall below DROP x the peak so far (the engine's rule; the boundary point
-        # belongs to the previous segment)
-        inner = slice(lo + 1, hi)
-        level = ig.DROP * np.maximum.accumulate(a[inner])
-        ok = np.maximum.accumulate(a[inner]) >= ig.DROP_FLOOR
-        fell = np.flatnonzero(ok[1:] & (a[inner][1:] < level[1:]) & (a[inner][:-1] >= level[1:]))
-        if fell.size:
-            m = lo + 2 + int(fell[0])
-            lv = level[fell[0] + 1]
-            ev["tdrop"][k] = t[m - 1] + (a[m - 1] - lv) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
-        end = hi - 1
-        ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
-        ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
-    return ev
 
 
 def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
@@ -231,7 +184,7 @@ def simulate_spice(
                                   card["w0"] / NM + wave["dwidth"], wave["dtemp"]])
         thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
-        ev = segment_events(t, wave["current"], vcell, states, st, thr)
+        ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, ig.STAT_STEPS] = t.size

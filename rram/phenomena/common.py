@@ -1,0 +1,82 @@
+"""What every experiment shares: the result type and the loop helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..card import default_card
+from ..engine.run import Options, SimResult, simulate
+from ..engine.stimulus import dc_loops
+from ..params import Card
+
+YEAR = 365.25 * 24 * 3600.0
+
+
+@dataclass
+class Phenomenon:
+    name: str
+    figures: dict[str, Any]
+    checks: dict[str, bool]
+    data: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return all(self.checks.values())
+
+
+def card_or_default(card: Card | None) -> Card:
+    return card if card is not None else default_card()
+
+
+def set_sign(card: Card) -> float:
+    """+1 for a card that SETs at positive applied voltage, −1 otherwise."""
+    return float(card["polarity"])
+
+
+def loops(card: Card, options: Options | None, **kw) -> SimResult:
+    """DC loops of one card in the compliance circuit, in the card's own polarity
+    (``v_set``/``v_reset`` given as magnitudes)."""
+    s = set_sign(card)
+    kw["v_set"] = s * abs(kw.get("v_set", 2.0))
+    kw["v_reset"] = -s * abs(kw.get("v_reset", 2.0))
+    res = simulate("compliance", dc_loops(**kw), cards=card, options=options)
+    res.raise_on_failure()
+    return res
+
+
+def phase_mask(res: SimResult, d: int, t: np.ndarray, cycle: int, phase: str,
+               segment: int | None = None) -> np.ndarray:
+    """Samples of device ``d`` (times ``t``) in ``phase`` of ``cycle``; ``segment`` 0
+    keeps the phase's first segment only (the ramp away from 0 V)."""
+    st = res.stimuli[d]
+    seg = st.segment_of(t)
+    phases = np.array(st.phases)
+    segs = np.flatnonzero((st.cycles == cycle) & (phases == phase))
+    if segment is not None:
+        segs = segs[segment:segment + 1]
+    return np.isin(seg, segs)
+
+
+def local_slopes(x: np.ndarray, y: np.ndarray, log_x: bool = True) -> np.ndarray:
+    """Slopes of log10(y) between neighbours, against log10(x) or x."""
+    xx = np.log10(x) if log_x else np.asarray(x, float)
+    return np.diff(np.log10(y)) / np.diff(xx)
+
+
+def first_crossing_time(t: np.ndarray, ratio: np.ndarray, factor: float) -> float:
+    """First time ``ratio`` leaves [1/factor, factor], interpolated in log time; inf if
+    it never does."""
+    out = np.flatnonzero((ratio > factor) | (ratio < 1.0 / factor))
+    if not out.size:
+        return float("inf")
+    k = int(out[0])
+    if k == 0:
+        return float(t[0])
+    target = np.log(factor) if ratio[k] > factor else -np.log(factor)
+    r0, r1 = np.log(ratio[k - 1]), np.log(ratio[k])
+    f = (target - r0) / (r1 - r0) if r1 != r0 else 1.0
+    lt = np.log(t[k - 1]) + f * (np.log(t[k]) - np.log(t[k - 1]))
+    return float(np.exp(lt))
