@@ -22,15 +22,29 @@ def test_every_parameter_is_documented_with_unit_range_and_group():
         assert p.check(p.default) is None
 
 
-def test_default_card_follows_v2_where_physical():
+def test_default_card_follows_v2_where_the_physics_is_unchanged():
     c = default_card()
     # v2.0 values kept
-    for name, v in {"a0": 0.25e-9, "f0": 1e13, "eh": 1.12, "ei": 0.82, "ri": 1.5,
-                    "alphah": 0.75e-9, "xt": 0.4e-9, "vt": 0.4, "l0": 3e-9, "wcf": 5e-9,
-                    "j0": 1e13, "rho0": 1.9635e-5, "rth": 5e5, "tamb": 300}.items():
+    for name, v in {"a0": 0.25e-9, "f0": 1e13, "xt": 0.4e-9, "j0": 1e13, "rho0": 1.9635e-5,
+                    "zion": 1, "vcap": 100, "tamb": 300, "rtop": 20, "rbot": 20,
+                    "rshunt": 2e9, "cp": 1e-15}.items():
         assert c[name] == pytest.approx(v), name
-    # documented changes
-    assert c["ea"] == 1.45 and c["alpha"] == 1.9e-9 and c["weff"] == 2e-9
+    # documented changes: every changed value says so in its description
+    for name in ("ea", "eh", "ei", "ri", "alpha", "alphah", "vt", "l0", "weff"):
+        assert "v2.0" in default_card().parameter(name).desc, name
+
+
+def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
+    from rram.model import MODEL
+    from rram.variation import HELD, KINETIC
+
+    assert set(MODEL.with_role("state")) == {"x0", "w0"}
+    assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound"}
+    assert KINETIC == set(MODEL.with_role("kinetic"))
+    assert HELD == {"wmin": "reset", "wcf": "reset", "kth": "set"}
+    # the recipe may fit structure and kinetics, never a variation hook or a guard
+    assert "dea" not in MODEL.fittable and "tceil" not in MODEL.fittable
+    assert {"ea", "x0", "kth", "rtop"} <= set(MODEL.fittable)
 
 
 @pytest.mark.parametrize(
@@ -56,7 +70,7 @@ def test_card_is_immutable_and_replace_validates():
     with pytest.raises(TypeError):
         c.values["ea"] = 1.0  # type: ignore[index]
     c2 = c.replace(ea=1.5)
-    assert c2["ea"] == 1.5 and c["ea"] == 1.45
+    assert c2["ea"] == 1.5 and c["ea"] == default_card()["ea"] != 1.5
     with pytest.raises(CardError, match="ea"):
         c.replace(ea=-1.0)
 

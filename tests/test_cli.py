@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from rram.card import default_card
 from rram.cli import main
 from rram.engine.run import COLUMNS
 
@@ -29,7 +30,7 @@ def test_card_prints_and_writes_json(run, tmp_path):
     r = run("card")
     assert r.exit_code == 0
     data = json.loads(r.output)
-    assert data["parameters"]["ea"]["value"] == 1.45
+    assert data["parameters"]["ea"]["value"] == default_card()["ea"]
     out = tmp_path / "c.json"
     assert run("card", "--out", str(out)).exit_code == 0
     assert json.loads(out.read_text()) == data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rram import ConvergenceError, InputError, make_card
+from rram import ConvergenceError, InputError, default_card, make_card
 from rram.engine.run import COLUMNS, Options, simulate
 from rram.engine.stimulus import constant_stress, dc_loops, pulse_train
 
@@ -20,7 +20,7 @@ def test_frame_has_the_tidy_columns_and_labels_cycles():
 
 
 def test_devices_are_independent_and_use_their_own_cards():
-    cards = [make_card(), make_card(ea=1.55)]
+    cards = [make_card(), make_card(ea=default_card()["ea"] + 0.1)]
     res = simulate("compliance", dc_loops(), cards=cards)
     alone = simulate("compliance", dc_loops(), cards=cards[1])
     a, b = res.device_arrays(1), alone.device_arrays(0)

@@ -16,7 +16,7 @@ from rram.mc import MonteCarlo, run_devices
 from rram.variation import Variation, VariationSpec, load_variation
 
 TRUE_SPEC = VariationSpec((
-    Variation("fw", "c2c", "lognormal", 0.15, shift=0.1),
+    Variation("kth", "c2c", "lognormal", 0.3, shift=0.1),
     Variation("deh", "c2c", "normal", 0.05),
     Variation("dea", "c2c", "normal", 0.04, shift=-0.02),
     Variation("dei", "c2c", "normal", 0.05),
@@ -66,7 +66,7 @@ def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
     spec = load_variation(TUD_SPEC)
     saved = json.loads(TUD_SPEC.read_text())
     assert saved["provenance"]["card_sha256"] == card.digest
-    assert {v.parameter for v in spec.variations} == {"rth", "wcf", "dea", "deh"}
+    assert {v.parameter for v in spec.variations} == {"kth", "deh", "dea", "dei"}
     data = target_of(load_distribution(TUD_DIST)).stats()
     mc = MonteCarlo(card=card, spec=spec, devices=500, cycles=2, seed=7,
                     protocol=protocol_of(card))
@@ -80,8 +80,8 @@ def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
 
 
 def test_the_fitted_tud_spec_gives_the_same_samples_in_ngspice():
-    """The held draws (``rth`` from SET to RESET, ``wcf`` from RESET to SET) reach ngspice
-    as they reach the Python engine: the same samples, within 1 % (V) and 2 % (R)."""
+    """The held draws (``kth`` from SET to RESET) reach ngspice as they reach the Python
+    engine: the same samples, within 1 % (V) and 2 % (R)."""
     card = load_card(TUD_CARD)
     spec = load_variation(TUD_SPEC)
     frames = [run_devices(MonteCarlo(card=card, spec=spec, devices=4, cycles=2, seed=3,

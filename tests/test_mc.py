@@ -50,8 +50,8 @@ def test_drawn_parameters_follow_the_spec():
         dist, sigma = spec.total_sigma(name)
         assert dist == "normal"
         assert stats.kstest(values[name] - base[name], "norm", args=(0, sigma)).pvalue > 1e-3
-    _, sigma = spec.total_sigma("fw")
-    assert stats.kstest(np.log(values["fw"] / base["fw"]), "norm",
+    _, sigma = spec.total_sigma("kth")
+    assert stats.kstest(np.log(values["kth"] / base["kth"]), "norm",
                         args=(0, sigma)).pvalue > 1e-3
     # D2D is the same in every cycle and event; C2C is not
     again = draw(spec, base, 5, [7, 8], cycle=9, event="reset")
@@ -70,13 +70,13 @@ def _stats(spec: VariationSpec, seed: int = 3) -> pd.DataFrame:
 @pytest.mark.slow
 def test_each_spread_widens_its_own_distribution():
     base = _stats(default_variation())
-    wide_cf = _stats(spec_with(fw_d2d=0.12, fw_c2c=0.12))
+    wide_cf = _stats(spec_with(kth_d2d=0.3, kth_c2c=0.6))
     assert wide_cf.loc["r_lrs_ohm", "ln_sigma"] > 1.5 * base.loc["r_lrs_ohm", "ln_sigma"]
     assert abs(math.log(wide_cf.loc["r_hrs_ohm", "median"] / base.loc["r_hrs_ohm", "median"])) \
         < 0.5 * base.loc["r_hrs_ohm", "ln_sigma"] + 0.05
-    wide_gap = _stats(spec_with(deh_c2c=0.1))
+    wide_gap = _stats(spec_with(deh_d2d=0.1, deh_c2c=0.3))
     assert wide_gap.loc["r_hrs_ohm", "ln_sigma"] > 1.5 * base.loc["r_hrs_ohm", "ln_sigma"]
-    wide_barrier = _stats(spec_with(dea_d2d=0.06, dea_c2c=0.06, dei_d2d=0.09, dei_c2c=0.09))
+    wide_barrier = _stats(spec_with(dea_d2d=0.1, dea_c2c=0.15, dei_d2d=0.1, dei_c2c=0.15))
     assert wide_barrier.loc["v_set_V", "sigma"] > 1.5 * base.loc["v_set_V", "sigma"]
     assert wide_barrier.loc["v_reset_V", "sigma"] > 1.5 * base.loc["v_reset_V", "sigma"]
 
@@ -136,16 +136,16 @@ def test_killed_run_resumes_without_lost_or_duplicated_rows(tmp_path):
 
 
 def test_held_parameters_span_the_operation_that_draws_them_and_the_next():
-    """``rth`` is drawn by a SET and held through its RESET; ``wcf`` and ``wmin`` by a
+    """``kth`` is drawn by a SET and held through its RESET; ``wcf`` and ``wmin`` by a
     RESET and held through the next SET (the formed device's SET has the D2D value)."""
     base = default_card()
-    spec = VariationSpec((Variation("rth", "c2c", "lognormal", 0.2),
+    spec = VariationSpec((Variation("kth", "c2c", "lognormal", 0.2),
                           Variation("wcf", "c2c", "lognormal", 0.2),
                           Variation("wmin", "c2c", "lognormal", 0.2),
                           Variation("dea", "c2c", "normal", 0.02)))
     frame = run_devices(MonteCarlo(spec=spec, devices=4, cycles=3, seed=5), range(4))
     assert frame["converged"].all()
-    assert np.array_equal(frame["rth_set"], frame["rth_reset"])
+    assert np.array_equal(frame["kth_set"], frame["kth_reset"])
     assert not np.array_equal(frame["dea_set"], frame["dea_reset"])  # redrawn per operation
     for p in ("wcf", "wmin"):
         by_device = frame.pivot(index="device", columns="cycle", values=[f"{p}_set", f"{p}_reset"])

@@ -1,4 +1,6 @@
-"""Every RRAM phenomenon of issue 2 §5, asserted with its threshold on the default card."""
+"""Every RRAM phenomenon asserted with its threshold on the default card: the single-loop
+checks of issue 2 and the trends over ranges of issue 12 (compliance, RESET voltage,
+read polarity, many cycles)."""
 
 from __future__ import annotations
 
@@ -6,55 +8,89 @@ import numpy as np
 import pytest
 
 from rram import phenomena as ph
+from rram.card import default_card
+
+_cache: dict = {}
 
 
-@pytest.fixture(scope="module")
-def results():
-    return {f.__name__: f() for f in ph.ALL}
+def result(name: str) -> ph.Phenomenon:
+    if name not in _cache:
+        _cache[name] = getattr(ph, name)()
+    return _cache[name]
 
 
-def test_abrupt_set_10_to_90_percent_within_50_mV(results):
-    p = results["abrupt_set"]
+def test_abrupt_set_10_to_90_percent_within_50_mV():
+    p = result("abrupt_set")
     assert p.passed, p.figures
     assert max(p.figures["rise_10_90_mV"]) <= 50.0
     assert len(p.figures["rise_10_90_mV"]) == 3  # every cycle, not only the first
 
 
-def test_gradual_reset_over_300_mV_without_an_abrupt_step(results):
-    p = results["gradual_reset"]
+def test_gradual_reset_over_300_mV_without_an_abrupt_step():
+    p = result("gradual_reset")
     assert p.passed, p.figures
     assert min(p.figures["decay_to_half_mV"]) >= 300.0
     assert min(p.figures["worst_10mV_kept"]) >= 0.5
 
 
-def test_lrs_is_set_by_compliance(results):
-    p = results["lrs_vs_compliance"]
+def test_lrs_follows_the_compliance_from_10_uA_to_1_mA_without_a_plateau():
+    p = result("lrs_vs_compliance")
+    icc = np.array(p.figures["compliance_A"])
     r = np.array(p.figures["r_lrs_ohm"])
+    assert icc[0] == pytest.approx(10e-6) and icc[-1] == pytest.approx(1e-3)
     assert np.all(np.diff(r) < 0)
-    assert -1.4 <= p.figures["log_slope"] <= -0.6
+    slopes = np.array(p.figures["local_slopes"])
+    assert np.all((slopes >= -1.3) & (slopes <= -0.6)), slopes
+    # the compliance is reached at every I_cc within |V| <= 2.5 V
+    assert p.figures["v_set_max_V"] == 2.5
+    assert min(p.figures["peak_over_compliance"]) >= 0.9
 
 
-def test_hrs_is_set_by_reset_voltage(results):
-    p = results["hrs_vs_reset_voltage"]
+def test_the_reset_is_joule_assisted_and_its_current_tracks_the_compliance():
+    p = result("joule_reset")
+    icc = np.array(p.figures["compliance_A"])
+    ratio = np.array(p.figures["i_reset_over_icc"])
+    assert icc[0] == pytest.approx(20e-6) and icc[-1] == pytest.approx(1e-3)
+    assert np.all((ratio >= 0.6) & (ratio <= 1.6)), ratio
+    onset = np.array(p.figures["reset_onset_V"])
+    assert np.all((onset >= 0.4) & (onset <= 1.2)), onset
+    t = np.array(p.figures["t_at_reset_peak_K"])
+    assert np.all(t[icc >= 100e-6] >= 400.0), t
+
+
+@pytest.mark.parametrize("name", ["hrs_vs_reset_voltage", "hrs_vs_source_line"])
+def test_hrs_rises_with_the_reset_voltage_through_the_gap(name):
+    """1R DC loops and 1T1R source-line pulses, |V| from 1.0 to 3.0 V."""
+    p = result(name)
+    v = np.array(p.figures.get("v_reset_V", p.figures.get("v_source_line_V")))
     r = np.array(p.figures["r_hrs_ohm"])
-    assert p.figures["v_reset_V"][0] == -1.0 and p.figures["v_reset_V"][-1] == -2.0
+    assert v[0] == pytest.approx(1.0) and v[-1] == pytest.approx(3.0)
     assert np.all(np.diff(r) > 0)
-    assert r[-1] / r[0] >= 10.0
+    assert min(p.figures["decades_per_volt_over_0.5V"]) >= 0.3
+    # the RESET stops inside the layer: the HRS is the gap, not the cell's leakage
+    assert np.all(np.array(p.figures["gap_end_nm"]) < 0.8 * default_card()["l0"] * 1e9)
 
 
-def test_overshoot_grows_with_drain_capacitance(results):
-    p = results["overshoot"]
+def test_a_wider_gap_needs_a_higher_next_set_voltage():
+    v_next = np.array(result("hrs_vs_reset_voltage").figures["v_set_next_V"])
+    assert np.all(np.diff(v_next) > 0)
+
+
+def test_overshoot_grows_with_drain_capacitance():
+    p = result("overshoot")
     peaks = np.array(p.figures["peak_over_compliance"])
     r = np.array(p.figures["r_lrs_ohm"])
     cds = np.array(p.figures["cd_F"])
     k100 = int(np.argmin(np.abs(cds - 100e-15)))
     assert peaks[k100] >= 2.0
-    assert peaks[0] == pytest.approx(1.0, abs=0.05)  # 1 fF: the transistor limits
+    # 1 fF: the transistor limits (the SET's few-ps heating runaway discharges the cell's
+    # own ~2 fF into it: within 10 %)
+    assert peaks[0] == pytest.approx(1.0, abs=0.1)
     assert r[k100] < r[0]
 
 
-def test_read_disturb_exceeds_ten_years_and_falls_exponentially(results):
-    p = results["read_disturb"]
+def test_read_disturb_exceeds_ten_years_and_falls_exponentially():
+    p = result("read_disturb")
     t = np.array(p.figures["t_half_s"])
     v = np.array(p.figures["voltage_V"])
     assert v[0] == pytest.approx(0.1) and v[-1] == pytest.approx(0.6)
@@ -63,7 +99,48 @@ def test_read_disturb_exceeds_ten_years_and_falls_exponentially(results):
     assert p.checks["exponential in voltage (log-linear fit, R^2 > 0.95)"]
 
 
-def test_reset_temperature_rise_is_reported_and_continuous(results):
-    p = results["reset_temperature"]
-    assert p.figures["max_rise_K"] > 0.5
+def test_reads_of_either_polarity_keep_both_states_for_ten_years():
+    p = result("read_immunity")
+    t = np.array(p.figures["time_to_change_2x_s"])
+    assert p.figures["cases"][:4] == ["LRS at +0.2 V", "LRS at -0.2 V", "HRS at +0.2 V",
+                                      "HRS at -0.2 V"]
+    assert np.all(t[:4] > 10 * ph.YEAR), t
+    assert np.all(np.array(p.figures["r_after_10_years_over_r0"]) > 0.5)
+    assert np.all(np.array(p.figures["r_after_10_years_over_r0"]) < 2.0)
+
+
+def test_half_select_disturb_exists_and_is_measurable():
+    """HRS at V_set/2 (SET polarity) and LRS at |V_reset|/2 (RESET polarity)."""
+    t = np.array(result("read_immunity").figures["time_to_change_2x_s"])[4:]
+    assert np.all((t >= 1e2) & (t <= 1e9)), t
+
+
+def test_reset_temperature_is_continuous():
+    p = result("reset_temperature")
+    assert p.figures["max_rise_K"] > 100.0  # Joule-assisted
     assert p.passed
+
+
+def test_no_smoothing_artefacts():
+    p = result("no_artefacts")
+    assert max(p.figures["largest_rise_after_reset_peak"]) <= 0.01
+    shifts = p.figures["largest_shift_per_width"]
+    assert len(shifts) == 8  # four smoothing widths, halved and doubled
+    assert max(shifts.values()) <= 0.03, shifts
+
+
+@pytest.mark.slow
+def test_endurance_of_a_hundred_devices_over_a_hundred_cycles():
+    p = result("endurance")
+    f = p.figures
+    assert f["devices"] == 100 and f["cycles"] == 100 and f["not_converged"] == 0
+    assert f["failed_set_share"] <= 0.01
+    assert f["longest_failure_run"] <= 1
+    assert all(abs(v) <= 0.10 for v in f["median_drift_late_vs_early"].values())
+    assert f["spearman_r_hrs_next_v_set"] >= 0.3
+
+
+def test_every_phenomenon_passes_its_own_checks():
+    failed = {f.__name__: result(f.__name__).checks for f in ph.ALL
+              if f is not ph.endurance and not result(f.__name__).passed}
+    assert not failed, failed

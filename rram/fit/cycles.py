@@ -1,8 +1,8 @@
 """Cycle-to-cycle scatter of the kinetic parameters, from fitting every measured loop.
 
 Each loop is refitted from the median-cycle card with one short stage: the barriers that
-set V_set (``ea``) and the RESET (``eh``), the hold-voltage factor of the LRS (``fw``) and
-the initial gap of that cycle (``x0``, the HRS the previous RESET left).  The spread of
+set V_set (``ea``) and the RESET (``eh``), the CF's thermal coupling that sets the LRS
+(``kth``) and the initial gap of that cycle (``x0``, the HRS the previous RESET left).  The spread of
 the fitted values across cycles is a direct estimate of the C2C spreads that
 ``rram fit-variation`` then tunes against the distributions (``--scatter``).
 """
@@ -20,9 +20,9 @@ from .loop import MeasuredLoop
 from .recipe import Recipe, Stage
 
 #: The per-cycle stage: few parameters, so a loop takes a few seconds.
-SCATTER_PARAMETERS = ("ea", "eh", "fw", "x0")
+SCATTER_PARAMETERS = ("ea", "eh", "kth", "x0")
 #: Carrier of each scatter column in the variation spec (and whether it is lognormal).
-CARRIER_OF = {"ea": ("dea", False), "eh": ("deh", False), "fw": ("fw", True)}
+CARRIER_OF = {"ea": ("dea", False), "eh": ("deh", False), "kth": ("kth", True)}
 
 
 def scatter_recipe(base: Recipe) -> Recipe:
@@ -60,7 +60,7 @@ def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,
 
 
 def scatter_sigmas(table: pd.DataFrame) -> dict[str, float]:
-    """Robust C2C spread of each carrier from the per-cycle fits (IQR/1.349; of ln fw)."""
+    """Robust C2C spread of each carrier from the per-cycle fits (IQR/1.349; of ln kth)."""
     out = {}
     ok = table[table["error"].fillna("") == ""]
     for column, (carrier, lognormal) in CARRIER_OF.items():

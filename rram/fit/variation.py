@@ -1,26 +1,25 @@
 """Fit the Monte Carlo variation spec to measured distributions (lmfit).
 
-The carriers are the physical causes of physics.md §11, one per measured metric:
+The carriers are the physical causes of ``docs/model.md`` § Variation, one per measured
+metric:
 
 =========  ==========  ==========================================================
 carrier    metric      distribution, cause
 =========  ==========  ==========================================================
-``rth``    R_LRS       lognormal: the CF's thermal resistance, drawn at each SET and
-                       held through its RESET.  The compliance-limited SET stops
-                       when the CF cools below growth, so R_LRS ∝ rth^(−0.8); it also
-                       moves V_reset, which is why R_LRS and V_reset correlate.
-``wcf``    R_HRS       lognormal: the width of the oxide region around the CF, drawn
-                       at each RESET and held through the next SET.  When the RESET
-                       opens the whole layer the HRS is the leakage of that region,
-                       R_HRS ∝ wcf^(−2); a RESET that stops inside the layer has its
-                       HRS carried by the hopping barrier ``deh`` instead.
+``kth``    R_LRS       lognormal: the thermal coupling of the CF a SET forms, drawn at
+                       each SET and held through its RESET.  The compliance-limited
+                       SET stops at a CF temperature, so a CF that heats more stops
+                       wider (R_LRS ∝ kth^(−0.5)); its RESET also starts earlier,
+                       which is why R_LRS and V_reset correlate.
+``deh``    R_HRS       normal: the hopping barrier of the RESET, which sets the gap it
+                       opens (R_HRS ∝ e^(x/xt)) and with it the next V_set.
 ``dea``    V_set       normal: the generation barrier.
-``deh``    V_reset     normal: the hopping barrier of the RESET.
+``dei``    V_reset     normal: the release barrier of the RESET onset.
 =========  ==========  ==========================================================
 
 Which candidate carries a metric is measured on the card (:func:`choose_carriers`):
-a card whose LRS follows the hold field has it carried by ``fw``, one whose RESET stops
-inside the layer its HRS by ``deh``.
+a card whose LRS follows the lateral-growth field has it carried by ``fw``, one whose
+HRS follows the CF's thinning by ``kwr``.
 A carrier moves more than its own metric (``deh`` also moves V_reset when the hopping
 step limits the RESET), so all centres (``shift``) and spreads (``sigma``) are fitted
 together against all metrics: the simulated median and spread of each metric must match
@@ -57,17 +56,17 @@ from ..variation import Variation, VariationSpec
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: The physical causes each metric may be carried by, in order of preference.
-CANDIDATES = {"r_lrs_ohm": ("rth", "fw"), "r_hrs_ohm": ("deh", "wcf", "kwr"),
+CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh", "kwr"),
               "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
-DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "rth": "lognormal", "wcf": "lognormal",
+DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal",
                 "deh": "normal", "dea": "normal", "dei": "normal"}
 #: Starting spreads, largest spreads and probe steps of each carrier (its units; ln for
 #: the lognormal ones).
-START_SIGMA = {"fw": 0.3, "kwr": 0.3, "rth": 0.3, "wcf": 0.2, "deh": 0.05, "dea": 0.05,
+START_SIGMA = {"fw": 0.3, "kwr": 0.3, "kth": 0.3, "deh": 0.05, "dea": 0.05,
                "dei": 0.1}
-MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "rth": 1.5, "wcf": 1.0, "deh": 0.4, "dea": 0.4, "dei": 0.4}
-PROBE = {"fw": 0.15, "kwr": 0.3, "rth": 0.15, "wcf": 0.1, "deh": 0.03, "dea": 0.03,
-         "dei": 0.03}
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "deh": 0.4, "dea": 0.4, "dei": 0.4}
+PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "deh": 0.05, "dea": 0.05,
+         "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
 
@@ -306,6 +305,21 @@ class _Evaluator:
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
 
+def shift_bounds(p: str, card: Card) -> tuple[float, float]:
+    """The shifts that keep a carrier's centre inside its parameter range (its units, or
+    ln for a lognormal carrier), with a margin: a centre at the edge of the range leaves
+    no room for the truncated draws."""
+    param = card.parameter(p)
+    base = card[p]
+    if DISTRIBUTION[p] == "lognormal":
+        lo = math.log(param.lower / base) if param.lower > 0 else -3 * MAX_SIGMA[p]
+        hi = math.log(param.upper / base) if math.isfinite(param.upper) else 3 * MAX_SIGMA[p]
+    else:
+        lo, hi = param.lower - base, param.upper - base
+    lo, hi = max(lo, -3 * MAX_SIGMA[p]), min(hi, 3 * MAX_SIGMA[p])
+    return 0.9 * lo, 0.9 * hi
+
+
 def _centre(m: str, stats: dict) -> float:
     return math.log(stats[m]["median"]) if m in LOG_METRICS else stats[m]["median"]
 
@@ -354,7 +368,9 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
     trial = dict(values)
     for j, p in enumerate(carriers):
         limit = 3 * PROBE[p]
-        trial[f"shift_{p}"] += damping * float(np.clip(step[j], -limit, limit))
+        lo, hi = shift_bounds(p, ev.card)
+        trial[f"shift_{p}"] = float(np.clip(
+            trial[f"shift_{p}"] + damping * float(np.clip(step[j], -limit, limit)), lo, hi))
         target = min(math.sqrt(var[j]), MAX_SIGMA[p])
         # damped in the log: a spread far too wide pushes devices out of switching
         ratio = float(np.clip(target / max(sigma[j], 1e-6), 0.5, 2.0)) if target > 0 else 0.5
@@ -365,7 +381,7 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
 def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
     """Linearised moment matching (:func:`_moment_step`); the sensitivities are probed
     again after every accepted step (the response is far from linear: R_LRS saturates
-    as ``rth`` falls), and the step is halved whenever a round makes the match worse.
+    as ``kth`` grows), and the step is halved whenever a round makes the match worse.
     ``rounds`` counts the steps tried."""
     model = ev.stats(values)
     sens = _sensitivities(ev, values, model)
@@ -408,8 +424,8 @@ def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int
         params = lmfit.Parameters()
         for p in carriers.values():
             params.add(f"sigma_{p}", value=values[f"sigma_{p}"], min=0.0, max=MAX_SIGMA[p])
-            params.add(f"shift_{p}", value=values[f"shift_{p}"], min=-3 * MAX_SIGMA[p],
-                       max=3 * MAX_SIGMA[p])
+            lo, hi = shift_bounds(p, card)
+            params.add(f"shift_{p}", value=values[f"shift_{p}"], min=lo, max=hi)
         budget = ev.count + polish_nfev
 
         def residual(pars: lmfit.Parameters) -> np.ndarray:
