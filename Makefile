@@ -25,6 +25,7 @@ bench: bootstrap
 	$(BIN)/python benchmarks/bench_spice.py
 	$(BIN)/python benchmarks/bench_mc.py
 	$(BIN)/python benchmarks/bench_floor.py
+	$(BIN)/python benchmarks/bench_endurance.py
 
 # Calibration of the TUD device (fitting/README.md): loop fit, variation fit, exports.
 TUD := fitting/data/tud_H16248L_M12/tud_H16248L_M12

@@ -88,10 +88,13 @@ def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[pheno
     pl = out / "plots"
     plots.iv_loops(frame, pl / "iv_loops.png")
     plots.states(frame, pl / "states.png")
-    plots.lrs_vs_compliance(by["lrs_vs_compliance"], pl / "lrs_vs_compliance.png")
-    plots.hrs_vs_reset_voltage(by["hrs_vs_reset_voltage"], pl / "hrs_vs_reset_voltage.png")
+    plots.compliance(by["lrs_vs_compliance"], by["joule_reset"], pl / "compliance.png")
+    plots.hrs_vs_reset_voltage(by["hrs_vs_reset_voltage"], by["hrs_vs_source_line"],
+                               pl / "hrs_vs_reset_voltage.png")
     plots.overshoot(by["overshoot"], pl / "overshoot.png")
     plots.read_disturb(by["read_disturb"], pl / "read_disturb.png")
+    plots.read_immunity(by["read_immunity"], pl / "read_immunity.png")
+    plots.endurance(by["endurance"], pl / "endurance.png")
     _monte_carlo(card, out / "mc", log)
     return results
 

@@ -73,7 +73,9 @@ which also writes OSDI decks with `--model osdi --model-path FILE.osdi`):
 |---|---|
 {rows}
 
-Decks use `.options klu method=gear reltol=1e-4`: Gear (BDF2) is L-stable, while
+Decks use `.options method=gear reltol=1e-4` (OSDI decks add `klu`; the subcircuit runs
+with ngspice's default Sparse 1.3, which re-pivots through the abrupt SET where KLU's fixed
+pivots meet a singular matrix): Gear (BDF2) is L-stable, while
 trapezoidal integration rings on the ~10 ps thermal node and on the stiff SET; at
 ngspice's default reltol = 1e-3 the RESET onset of a 1T1R cell can move by tens of per
 cent.  For reference-grade accuracy of fast transients (overshoot), tighten further

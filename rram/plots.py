@@ -53,22 +53,83 @@ def states(frame, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def lrs_vs_compliance(p: Phenomenon, path: str | Path) -> Path:
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    icc = np.array(p.figures["compliance_A"])
-    ax.loglog(1e6 * icc, p.figures["r_lrs_ohm"], "o-")
-    ax.set(xlabel="SET compliance (µA)", ylabel="R_LRS at +0.1 V (Ω)",
-           title=f"LRS set by compliance (slope {p.figures['log_slope']:.2f})")
-    ax.grid(True, which="both", alpha=0.3)
+def compliance(lrs: Phenomenon, reset: Phenomenon, path: str | Path) -> Path:
+    """R_LRS against the compliance; I_reset/I_cc and the CF temperature at the RESET."""
+    fig, (ax_r, ax_i) = plt.subplots(1, 2, figsize=(11, 4))
+    icc = np.array(lrs.figures["compliance_A"])
+    ax_r.loglog(1e6 * icc, lrs.figures["r_lrs_ohm"], "o-", label="model")
+    ax_r.loglog(1e6 * icc, 0.5 / icc, "k:", lw=1, label="0.5 V / I_cc")
+    ax_r.set(xlabel="SET compliance (µA)", ylabel="R_LRS at +0.1 V (Ω)",
+             title=f"LRS set by compliance (slope {lrs.figures['log_slope']:.2f})")
+    ax_r.legend(fontsize=8)
+    icc_r = 1e6 * np.array(reset.figures["compliance_A"])
+    ax_i.semilogx(icc_r, reset.figures["i_reset_over_icc"], "o-", label="I_reset / I_cc")
+    ax_i.set(xlabel="SET compliance (µA)", ylabel="I_reset / I_cc", ylim=(0, 2),
+             title="Joule-assisted RESET: I_reset ≈ I_cc")
+    ax_t = ax_i.twinx()
+    ax_t.semilogx(icc_r, reset.figures["t_at_reset_peak_K"], "s--", color="C3",
+                  label="CF temperature at the RESET peak")
+    ax_t.set(ylabel="T at the RESET current peak (K)", ylim=(300, 1000))
+    ax_i.legend(fontsize=8, loc="lower left")
+    ax_t.legend(fontsize=8, loc="lower right")
+    for ax in (ax_r, ax_i):
+        ax.grid(True, which="both", alpha=0.3)
     return _save(fig, path)
 
 
-def hrs_vs_reset_voltage(p: Phenomenon, path: str | Path) -> Path:
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    ax.semilogy(np.abs(p.figures["v_reset_V"]), p.figures["r_hrs_ohm"], "o-")
-    ax.set(xlabel="|RESET maximum voltage| (V)", ylabel="R_HRS at +0.1 V (Ω)",
-           title=f"HRS set by RESET voltage ({p.figures['ratio']:.0f}x)")
+def hrs_vs_reset_voltage(loop: Phenomenon, pulses: Phenomenon, path: str | Path) -> Path:
+    """R_HRS and the gap against the RESET amplitude: 1R DC loops and 1T1R pulses."""
+    fig, (ax_r, ax_x) = plt.subplots(1, 2, figsize=(11, 4))
+    for p, label in ((loop, "1R DC loop, |V_reset,max|"),
+                     (pulses, "1T1R pulse, source-line V")):
+        v = np.abs(p.figures.get("v_reset_V", p.figures.get("v_source_line_V")))
+        ax_r.semilogy(v, p.figures["r_hrs_ohm"], "o-", label=label)
+        ax_x.plot(v, p.figures["gap_end_nm"], "o-", label=label)
+    ax_r.set(xlabel="RESET amplitude (V)", ylabel="R_HRS at +0.1 V (Ω)",
+             title="HRS set by the RESET voltage")
+    ax_x.set(xlabel="RESET amplitude (V)", ylabel="gap after the RESET (nm)",
+             title="the gap self-limits inside the layer")
+    for ax in (ax_r, ax_x):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def read_immunity(p: Phenomenon, path: str | Path) -> Path:
+    """R(t)/R(0) of each state under a constant read or half-select voltage."""
+    res = p.data["result"]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for d, label in enumerate(p.figures["cases"]):
+        a = res.device_arrays(d)
+        t, i = a["time_s"], np.abs(a["current_A"])
+        keep = t >= 1e-5
+        ax.loglog(t[keep], i[keep][0] / i[keep], lw=1.2, label=label)
+    ax.axvline(10 * 365.25 * 86400, color="r", ls="--", lw=1, label="10 years")
+    for f in (0.5, 2.0):
+        ax.axhline(f, color="k", ls=":", lw=1)
+    ax.set(xlabel="time under bias (s)", ylabel="R(t) / R(0)", ylim=(0.2, 5),
+           title="Read immunity and half-select disturb")
     ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def endurance(p: Phenomenon, path: str | Path) -> Path:
+    """Median and 10–90 % band of R_LRS and R_HRS against the cycle."""
+    df = p.data["table"]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for col, label in (("r_lrs_ohm", "R_LRS"), ("r_hrs_ohm", "R_HRS")):
+        g = df.groupby("cycle")[col]
+        c = g.median().index.to_numpy()
+        ax.semilogy(c, g.median(), lw=1.5, label=f"{label} median")
+        ax.fill_between(c, g.quantile(0.1), g.quantile(0.9), alpha=0.25,
+                        label=f"{label} 10–90 %")
+    f = p.figures
+    ax.set(xlabel="cycle", ylabel="R at +0.1 V (Ω)",
+           title=f"{f['devices']} devices × {f['cycles']} cycles: "
+                 f"{100 * f['failed_set_share']:.1f} % failed SETs")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
     return _save(fig, path)
 
 

@@ -47,13 +47,13 @@ def synthetic_loop(card, noise_dec: float, seed: int, cycle: int = 1) -> Measure
 
 
 def test_synthetic_round_trip_recovers_the_key_parameters():
-    truth = default_card().replace(ea=1.40, fw=1.15, eh=1.10, vt=0.45)
+    truth = default_card().replace(ea=1.60, ei=1.55, eh=1.32, vt=0.55)
     loop = synthetic_loop(truth, noise_dec=0.02, seed=3)
-    start = default_card().replace(ea=1.25, fw=1.0, eh=1.22, vt=0.35)  # 11-22 % off
-    recipe = Recipe(stages=(Stage("kinetics", ("ea", "fw", "eh", "vt"), "all", 1.0, 100),))
+    start = default_card().replace(ea=1.45, ei=1.70, eh=1.50, vt=0.45)  # 9-18 % off
+    recipe = Recipe(stages=(Stage("kinetics", ("ea", "ei", "eh", "vt"), "all", 1.0, 100),))
     fit = fit_loop(loop, start, recipe, progress=False)
     final = fit.stages[-1].parameters
-    for name in ("ea", "fw", "eh", "vt"):
+    for name in ("ea", "ei", "eh", "vt"):
         got, want, err = final[name]["value"], truth[name], final[name]["stderr"]
         assert abs(got / want - 1) <= 0.10 or abs(got - want) <= 2 * err, (name, got, want)
     assert fit.rms_dec < 0.03  # the noise level: 0.02 dec
@@ -117,7 +117,7 @@ def test_rram_sweep_reproduces_the_measured_loop_with_the_fitted_card(tud_fit, t
 
 def test_fit_cli_writes_a_card_with_provenance(tmp_path):
     """`rram fit` on a small synthetic file (one kinetics stage)."""
-    truth = default_card().replace(ea=1.40)
+    truth = default_card().replace(ea=1.60)
     loop = synthetic_loop(truth, 0.01, seed=5)
     rows = [f"1,{t:.9g},{v:.9g},{i:.9g}\n" for t, v, i in zip(loop.time, loop.voltage,
                                                             loop.current, strict=True)]
@@ -134,7 +134,7 @@ def test_fit_cli_writes_a_card_with_provenance(tmp_path):
     card = json.loads(out.read_text())
     prov = card["meta"]["provenance"]
     assert len(prov["data_sha256"]) == 64 and prov["cycle"] == 1
-    assert abs(card["parameters"]["ea"]["value"] / 1.40 - 1) < 0.01
+    assert abs(card["parameters"]["ea"]["value"] / 1.60 - 1) < 0.01
     assert "RMS log10 error" in run.stdout and (tmp_path / "f.png").stat().st_size > 0
     bad = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--cycle", "7",
                           "--out", str(tmp_path / "x.json")], capture_output=True, text=True)
@@ -144,7 +144,7 @@ def test_fit_cli_writes_a_card_with_provenance(tmp_path):
 
 @pytest.mark.slow
 def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
-    barriers = [1.40, 1.43, 1.46, 1.49]
+    barriers = [1.60, 1.63, 1.66, 1.69]
     loops = [synthetic_loop(default_card().replace(ea=ea), 0.01, seed=k, cycle=k)
              for k, ea in enumerate(barriers)]
     table = fit_cycles(loops, default_card(), default_recipe(), progress=False)

@@ -76,7 +76,7 @@ def test_each_spread_widens_its_own_distribution():
         < 0.5 * base.loc["r_hrs_ohm", "ln_sigma"] + 0.05
     wide_gap = _stats(spec_with(deh_d2d=0.1, deh_c2c=0.3))
     assert wide_gap.loc["r_hrs_ohm", "ln_sigma"] > 1.5 * base.loc["r_hrs_ohm", "ln_sigma"]
-    wide_barrier = _stats(spec_with(dea_d2d=0.1, dea_c2c=0.15, dei_d2d=0.1, dei_c2c=0.15))
+    wide_barrier = _stats(spec_with(dea_d2d=0.1, dea_c2c=0.15, dei_d2d=0.15, dei_c2c=0.25))
     assert wide_barrier.loc["v_set_V", "sigma"] > 1.5 * base.loc["v_set_V", "sigma"]
     assert wide_barrier.loc["v_reset_V", "sigma"] > 1.5 * base.loc["v_reset_V", "sigma"]
 

@@ -32,4 +32,5 @@ def test_cli_sweep_writes_the_same_table_for_each_engine(engine, tmp_path):
     assert result.exit_code == 0, result.output
     df = pd.read_csv(out)
     assert tuple(df.columns) == COLUMNS and len(df) > 1000
-    assert df["current_A"].abs().max() == pytest.approx(100e-6, rel=0.01)
+    # the compliance, and the forming SET's overshoot of the cell's ~2 fF above it
+    assert df["current_A"].abs().max() == pytest.approx(100e-6, rel=0.1)

@@ -2,9 +2,9 @@
 
 Each loop is refitted from the median-cycle card with one short stage: the barriers that
 set V_set (``ea``) and the RESET (``eh``), the CF's thermal coupling that sets the LRS
-(``kth``) and the initial gap of that cycle (``x0``, the HRS the previous RESET left).  The spread of
-the fitted values across cycles is a direct estimate of the C2C spreads that
-``rram fit-variation`` then tunes against the distributions (``--scatter``).
+(``kth``) and the initial gap of that cycle (``x0``, the HRS the previous RESET left).
+The spread of the fitted values across cycles is a direct estimate of the C2C spreads
+that ``rram fit-variation`` then tunes against the distributions (``--scatter``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Fit a card to a measured DC loop with lmfit, stage by stage (see :mod:`.recipe`).
 
 The residual of a card is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
-when the stage weighs them, the V_set and V_reset mismatch in units of
-``recipe.voltage_scale``.  The Jacobian is a forward difference computed as one batch
+when the stage weighs them, the V_set, V_reset and SET-completion (90 % of the
+compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale`` and a
+penalty on a RESET that opens the gap beyond 0.8·l0
+(:func:`gap_penalty`).  The Jacobian is a forward difference computed as one batch
 of cards in the vectorised engine (all columns in one call).
 """
 
@@ -18,7 +20,14 @@ import numpy as np
 
 from ..errors import InputError
 from ..params import Card
-from .loop import MeasuredLoop, log_residual, loop_metrics, simulate_loops, switching_voltages
+from .loop import (
+    MeasuredLoop,
+    log_residual,
+    loop_metrics,
+    set_completion_voltage,
+    simulate_loops,
+    switching_voltages,
+)
 from .recipe import Recipe, Stage, default_recipe
 
 #: Residual of a point the model could not simulate (decades).
@@ -82,6 +91,20 @@ class LoopFit:
                 "r_hrs_ohm": dict(zip(("data", "model"), self.r_hrs, strict=True))}
 
 
+#: The RESET must stop inside the layer: a gap beyond this fraction of ``l0`` at the
+#: loop's end is penalised (the HRS is then the gap at its ceiling, which no
+#: barrier moves: an HRS that cannot vary from cycle to cycle).
+MAX_GAP_FRACTION = 0.8
+
+
+def gap_penalty(gap_nm: float, l0: float) -> float:
+    """0 while the gap the RESET leaves is within MAX_GAP_FRACTION of l0, then one unit
+    per 2 % of l0 beyond (a residual row, like a V_set mismatch of 10 mV)."""
+    if not np.isfinite(gap_nm):
+        return FAILED_RESIDUAL
+    return max(0.0, gap_nm * 1e-9 / l0 - MAX_GAP_FRACTION) / 0.02
+
+
 def loop_rms(loop: MeasuredLoop, current: np.ndarray) -> float:
     r = log_residual(current, loop.current)[loop.mask()]
     return float(np.sqrt(np.mean(np.where(np.isfinite(r), r, FAILED_RESIDUAL) ** 2)))
@@ -93,7 +116,8 @@ class _Objective:
     def __init__(self, loop: MeasuredLoop, recipe: Recipe, stage: Stage, card: Card):
         self.loop, self.recipe, self.stage, self.card = loop, recipe, stage, card
         self.mask = point_sets(loop)[stage.points]
-        self.v_data = switching_voltages(loop, loop.current)
+        self.v_data = (*switching_voltages(loop, loop.current),
+                       set_completion_voltage(loop, loop.current))
         self.names = stage.parameters
         self.nfev = 0
 
@@ -120,20 +144,23 @@ class _Objective:
         n_pts = int(self.mask.sum())
         for c in cards:
             if c is None:
-                rows.append(np.full(n_pts + 2 * (self.stage.voltage_weight > 0),
+                rows.append(np.full(n_pts + 4 * (self.stage.voltage_weight > 0),
                                     FAILED_RESIDUAL))
                 continue
-            cur, v_set = sim.current[j], sim.v_set[j]
+            cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
             j += 1
             r = log_residual(cur, self.loop.current)[self.mask]
             r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
             if self.stage.voltage_weight > 0:
-                vm = (v_set, switching_voltages(self.loop, cur)[1]) \
-                    if np.all(np.isfinite(cur)) else (np.nan, np.nan)
-                dv = [(m - d) / self.recipe.voltage_scale if np.isfinite(m)
+                vm = (v_set, switching_voltages(self.loop, cur)[1],
+                      set_completion_voltage(self.loop, cur)) \
+                    if np.all(np.isfinite(cur)) else (np.nan, np.nan, np.nan)
+                dv = [0.0 if not np.isfinite(d)  # the data do not show it
+                      else (m - d) / self.recipe.voltage_scale if np.isfinite(m)
                       else 1.0 / self.recipe.voltage_scale
                       for m, d in zip(vm, self.v_data, strict=True)]
-                r = np.r_[r, self.stage.voltage_weight * np.array(dv)]
+                r = np.r_[r, self.stage.voltage_weight * np.array(dv),
+                          gap_penalty(gap_end, c["l0"])]
             rows.append(r)
         return np.array(rows)
 

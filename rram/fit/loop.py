@@ -26,6 +26,8 @@ I_FLOOR = 1e-9
 V_MIN = 0.05
 #: Time between the end of the SET sweep and the start of the RESET sweep (s).
 GAP_S = 1e-3
+#: Points of the running median applied to |I| before the switching events are read.
+MEDIAN_POINTS = 5
 
 
 @dataclass(frozen=True)
@@ -86,10 +88,18 @@ class MeasuredLoop:
         return np.abs(self.voltage) >= V_MIN
 
 
+def _top(c: IVCurve) -> float:
+    """The sweep's top current level: the median of its largest 10 % of |I| (a
+    compliance plateau's level, not a spike of overshoot above it)."""
+    i = np.sort(np.abs(c.current))
+    return float(np.median(i[-max(1, i.size // 10):]))
+
+
 def _plateau(c: IVCurve) -> int:
-    """Points within 1% of the sweep's largest |I|: a compliance plateau is long."""
+    """Points within 1% of the sweep's top level: a compliance plateau is long."""
     i = np.abs(c.current)
-    return int(np.sum(i >= 0.99 * i.max()))
+    top = _top(c)
+    return int(np.sum(np.abs(i - top) <= 0.01 * top))
 
 
 def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
@@ -98,7 +108,8 @@ def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
 
     ``set_polarity`` is ``negative``, ``positive`` or ``auto`` (the polarity whose sweeps
     sit longest on a current plateau: the compliance).  ``icc_set`` defaults to the
-    median peak |I| of the SET sweeps (the instrument's compliance)."""
+    median over the SET sweeps of their top current level (the instrument's compliance;
+    an overshoot spike above the plateau does not count)."""
     if set_polarity not in ("auto", "negative", "positive"):
         raise InputError(f"set polarity {set_polarity!r}: valid are auto, negative, positive")
     by = {-1.0: {}, 1.0: {}}
@@ -122,7 +133,7 @@ def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
     if not cycles:
         raise InputError("no cycle has both a SET and a RESET sweep")
     if icc_set is None:
-        icc_set = float(np.median([np.abs(sets[n].current).max() for n in cycles]))
+        icc_set = float(np.median([_top(sets[n]) for n in cycles]))
     return [MeasuredLoop(sets[n], resets[n], icc_set, icc_reset) for n in cycles]
 
 
@@ -181,9 +192,11 @@ def switching_voltages(loop: MeasuredLoop, current: np.ndarray) -> tuple[float, 
     V_set: where |I| first reaches half the SET compliance on the SET sweep's way out;
     V_reset: where |I| first falls below 0.9 of its running peak on the RESET sweep's way
     out (the engines' ``tcross`` and ``tdrop`` events).  Linear interpolation; NaN when
-    the event does not happen."""
+    the event does not happen.  |I| is first smoothed by a running median of
+    :data:`MEDIAN_POINTS` points, so one noisy reading (an instrument's few per cent) is
+    no RESET; a smooth model current passes unchanged to within its curvature."""
     n = len(loop.set.time)
-    v, i = loop.voltage, np.abs(current)
+    v, i = loop.voltage, _running_median(np.abs(current), MEDIAN_POINTS)
     out = []
     for lo, hi, rule in ((0, n, "set"), (n, len(v), "reset")):
         top = lo + int(np.argmax(np.abs(v[lo:hi])))
@@ -203,6 +216,34 @@ def switching_voltages(loop: MeasuredLoop, current: np.ndarray) -> tuple[float, 
         f = (target - ii[k - 1]) / (ii[k] - ii[k - 1]) if ii[k] != ii[k - 1] else 1.0
         out.append(float(vv[k - 1] + np.clip(f, 0, 1) * (vv[k] - vv[k - 1])))
     return out[0], out[1]
+
+
+def set_completion_voltage(loop: MeasuredLoop, current: np.ndarray,
+                           fraction: float = 0.9) -> float:
+    """Where |I| first reaches ``fraction`` of the SET compliance on the SET sweep's way
+    out (after the same running median as :func:`switching_voltages`): with V_set, the
+    SET's abruptness.  NaN when it is never reached."""
+    n = len(loop.set.time)
+    v, i = loop.voltage[:n], _running_median(np.abs(current[:n]), MEDIAN_POINTS)
+    top = int(np.argmax(np.abs(v)))
+    vv, ii = v[:top + 1], i[:top + 1]
+    hit = np.flatnonzero(ii >= fraction * loop.icc_set)
+    if not hit.size or hit[0] == 0:
+        return float("nan")
+    k = hit[0]
+    f = (fraction * loop.icc_set - ii[k - 1]) / (ii[k] - ii[k - 1]) if ii[k] != ii[k - 1] \
+        else 1.0
+    return float(vv[k - 1] + np.clip(f, 0, 1) * (vv[k] - vv[k - 1]))
+
+
+def _running_median(x: np.ndarray, k: int) -> np.ndarray:
+    """Centred running median of odd width ``k`` (the ends use the points there are)."""
+    if k <= 1 or x.size < k:
+        return x
+    pad = k // 2
+    padded = np.pad(x, pad, mode="edge")
+    windows = np.lib.stride_tricks.sliding_window_view(padded, k)
+    return np.median(windows, axis=1)
 
 
 def read_resistances(loop: MeasuredLoop, current: np.ndarray, v_read: float = 0.2

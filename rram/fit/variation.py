@@ -17,9 +17,9 @@ carrier    metric      distribution, cause
 ``dei``    V_reset     normal: the release barrier of the RESET onset.
 =========  ==========  ==========================================================
 
-Which candidate carries a metric is measured on the card (:func:`choose_carriers`):
-a card whose LRS follows the lateral-growth field has it carried by ``fw``, one whose
-HRS follows the CF's thinning by ``kwr``.
+Which candidate carries a metric is measured on the card (:func:`choose_carriers`): a
+card whose LRS follows the lateral-growth field has it carried by ``fw``.  The HRS is
+the gap, so it is carried by ``deh`` only.
 A carrier moves more than its own metric (``deh`` also moves V_reset when the hopping
 step limits the RESET), so all centres (``shift``) and spreads (``sigma``) are fitted
 together against all metrics: the simulated median and spread of each metric must match
@@ -56,7 +56,7 @@ from ..variation import Variation, VariationSpec
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: The physical causes each metric may be carried by, in order of preference.
-CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh", "kwr"),
+CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh",),
               "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
 DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal",
                 "deh": "normal", "dea": "normal", "dei": "normal"}
@@ -167,9 +167,8 @@ def choose_carriers(target: Target, card: Card, protocol: Protocol, seed: int = 
                     log: Callable[[str], None] | None = None) -> dict[str, str]:
     """Metric -> carrier: each metric gets the candidate that moves it most (one probe
     run per candidate, no spread, its shift at :data:`PROBE`), each carrier serves one
-    metric.  Which cause acts depends on the card: when the RESET opens the whole layer
-    the final gap no longer depends on ``deh`` and the HRS follows the CF thinning
-    ``kwr`` instead."""
+    metric.  Which cause acts depends on the card: a card whose LRS follows the
+    lateral-growth field rather than the CF's heating has it carried by ``fw``."""
     data = target.stats()
     base = stats_of(_frame_metrics(simulate_metrics(card, VariationSpec(()), protocol,
                                                     devices, cycles, seed), target))
