@@ -248,13 +248,16 @@ def conduction(s: State, t_safe: Expr) -> Conduction:
                       rth)
 
 
-def log_rate_cap(ln_rate: Expr) -> Expr:
+def capped_rate(name: str, ln_rate: Expr) -> Expr:
     """r·v_cap/(r + v_cap) from ln r (m/s), as exp(ln r − softplus(ln r − ln v_cap)).
 
     Accurate for rates far below the cap (read disturb needs 1e-20 m/s), never above
-    ``vcap`` for any value of ln r, and the exponent is bounded by ln v_cap.
+    ``vcap`` for any value of ln r.  The capped logarithm is named ``<name>_capped``: it
+    is bounded above by ln v_cap, which is what a SPICE rendering carries on an
+    auxiliary node (:data:`rram.model.Model.aux_nodes`).
     """
-    return safe_exp(ln_rate - softplus(ln_rate - ln(P.vcap)))
+    capped = let(f"{name}_capped", ln_rate - softplus(ln_rate - ln(P.vcap)))
+    return let(name.replace("ln_", ""), safe_exp(capped))
 
 
 def window(distance: Expr) -> Expr:
@@ -283,7 +286,7 @@ def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     stops when the gap stops.
 
     All rates are formed as logarithms (``ln_rate_*``) and capped smoothly at ``vcap``
-    (:func:`log_rate_cap`); ``1/x`` is regularised as ``1/√(x² + x_eps²)``.
+    (:func:`capped_rate`); ``1/x`` is regularised as ``1/√(x² + x_eps²)``.
     """
     x_field = let("x_field", sqrt(s.x * s.x + P.xeps * P.xeps))
     ln_af = let("ln_af", ln(P.a0) + ln(P.f0))
@@ -295,7 +298,7 @@ def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     ln_rate_vertical = let(
         "ln_rate_vertical", ln_af + (P.zion * P.alpha * s.v_gap / x_field - ea) / kt
     )
-    rate_vertical = let("rate_vertical", log_rate_cap(ln_rate_vertical))
+    rate_vertical = capped_rate("ln_rate_vertical", ln_rate_vertical)
     ln_rate_lateral = let(
         "ln_rate_lateral",
         # √(w² + (wmin/100)²) instead of w: finite for any Newton iterate, 2e-6 relative
@@ -303,11 +306,11 @@ def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> K
            * P.f0)
         + (P.zion * P.alphaw * P.fw * c.v_body / P.l0 - ea) / kt,
     )
-    rate_lateral = let("rate_lateral", log_rate_cap(ln_rate_lateral))
+    rate_lateral = capped_rate("ln_rate_lateral", ln_rate_lateral)
     ln_rate_release = let(
         "ln_rate_release", ln_af - (P.ei + P.dei + P.ri * P.zion * s.v_gap) / kt
     )
-    rate_release = let("rate_release", log_rate_cap(ln_rate_release))
+    rate_release = capped_rate("ln_rate_release", ln_rate_release)
     # sinh(y) with y floored at HOP_FLOOR (√(y² + y₀²)): ln sinh stays finite at zero
     # drive, where P₋ = 0 anyway; the rate there is a·f·e^(−E_h/kT)·1e-3.
     hop_drive = let("hop_drive", sqrt(
@@ -317,7 +320,7 @@ def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> K
         "ln_rate_hop",
         ln_af - (P.eh + P.deh) / kt + ln(0.5 * (safe_exp(hop_drive) - safe_exp(-hop_drive))),
     )
-    rate_hop = let("rate_hop", log_rate_cap(ln_rate_hop))
+    rate_hop = capped_rate("ln_rate_hop", ln_rate_hop)
     rate_reset = let(
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR)
     )

@@ -9,8 +9,8 @@ State nodes hold the *change* of each state since its initial value, scaled to O
 ``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K).  Zero,
 every simulator's first guess, is therefore the DC operating point at rest, and each
 state's weak anchor ``dstate/thold`` makes it the unique one without ``uic`` (and is
-negligible in any transient; physics.md, rules §3).  Their "currents" are rates (nm/s,
-or K for the thermal node scaled by ``rth``).
+negligible in any transient; docs/model.md § 5).  Their "currents" are rates (nm/s,
+or K for the thermal node: tauth·dΔT/dt = rth·P − ΔT).
 """
 
 from __future__ import annotations
@@ -127,6 +127,21 @@ class Model:
                      and p.role not in ("smoothing", "guard"))
 
 
+def check_symbols(branches, outputs, parameters, nodes) -> None:
+    """Every free symbol of the equations is a declared parameter or a node voltage:
+    a misspelt name is an error here, never a new free parameter of the targets."""
+    from .expr import symbols
+
+    known = {p.name for p in parameters} | {node_symbol(n) for n in ("te", "be")} \
+        | {node_symbol(n.name) for n in nodes}
+    used = symbols([b.flow for b in branches] + [b.charge for b in branches]
+                   + [o.expr for o in outputs])
+    unknown = sorted(used - known)
+    if unknown:
+        raise ValueError(f"the equations use undeclared symbols {', '.join(unknown)} "
+                         "(neither a parameter of rram/card.py nor a node of the model)")
+
+
 def build_model() -> Model:
     """The filament RRAM model of :mod:`rram.equations` as branches between nodes."""
     P = eq.P
@@ -179,11 +194,12 @@ def build_model() -> Model:
         Output("dxdt", k.dx_dt, "m/s", "gap rate"),
         Output("dwdt", k.dw_dt, "m/s", "width rate"),
     )
+    check_symbols(branches, outputs, PARAMETERS, nodes)
     aux_nodes = (
-        ("ln_rate_vertical", "ln(m/s)"),
-        ("ln_rate_lateral", "ln(m/s)"),
-        ("ln_rate_release", "ln(m/s)"),
-        ("ln_rate_hop", "ln(m/s)"),
+        ("ln_rate_vertical_capped", "ln(m/s)"),
+        ("ln_rate_lateral_capped", "ln(m/s)"),
+        ("ln_rate_release_capped", "ln(m/s)"),
+        ("ln_rate_hop_capped", "ln(m/s)"),
     )
     return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
                  CALIBRATION)

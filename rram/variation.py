@@ -1,6 +1,6 @@
 """Variation of card parameters: device-to-device (D2D) and cycle-to-cycle (C2C).
 
-Variation is carried by parameters drawn outside the model (physics.md §11): the model
+Variation is carried by parameters drawn outside the model (docs/model.md § 7): the model
 stays deterministic and every engine simulates exactly the same samples.  A
 :class:`VariationSpec` lists, per parameter and kind, a distribution:
 

@@ -40,7 +40,7 @@ def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
 
     assert set(MODEL.with_role("state")) == {"x0", "w0"}
     assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound"}
-    assert KINETIC == set(MODEL.with_role("kinetic"))
+    assert set(MODEL.with_role("kinetic")) == KINETIC
     assert HELD == {"wmin": "reset", "wcf": "reset", "kth": "set"}
     # the recipe may fit structure and kinetics, never a variation hook or a guard
     assert "dea" not in MODEL.fittable and "tceil" not in MODEL.fittable
@@ -92,3 +92,15 @@ def test_json_round_trip_and_file_errors(tmp_path):
     broken.write_text("{not json")
     with pytest.raises(CardError, match="not valid JSON"):
         load_card(broken)
+
+
+def test_the_equations_refuse_undeclared_symbols():
+    from rram import equations as eq
+    from rram.expr import sym
+    from rram.model import MODEL, Branch, check_symbols
+
+    with pytest.raises(AttributeError, match="'rth' is not a parameter"):
+        _ = eq.P.rth  # a typo, or a parameter the physics no longer has
+    typo = Branch("br", "ti", "bi", sym("jo") * sym("n_ti"), eq.ZERO, "a typo of j0")
+    with pytest.raises(ValueError, match="undeclared symbols jo"):
+        check_symbols((*MODEL.branches, typo), MODEL.outputs, MODEL.parameters, MODEL.nodes)

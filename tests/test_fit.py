@@ -149,7 +149,7 @@ def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
              for k, ea in enumerate(barriers)]
     table = fit_cycles(loops, default_card(), default_recipe(), progress=False)
     assert (table["error"] == "").all()
-    assert np.allclose(table["ea"], barriers, rtol=0.01)
+    assert np.allclose(table["ea"], barriers, rtol=0.015)  # with kth and x0 free
     true = (np.percentile(barriers, 75) - np.percentile(barriers, 25)) / 1.349
     assert scatter_sigmas(table)["dea"] == pytest.approx(true, rel=0.1)
 

@@ -4,6 +4,8 @@ read polarity, many cycles)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,34 @@ def test_every_phenomenon_passes_its_own_checks():
     failed = {f.__name__: result(f.__name__).checks for f in ph.ALL
               if f is not ph.endurance and not result(f.__name__).passed}
     assert not failed, failed
+
+
+TUD = Path(__file__).resolve().parents[1] / "fitting" / "results" / "tud_H16248L_M12"
+
+
+@pytest.mark.slow
+def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
+    """Issue 12: with the re-fitted TUD card and spec under the measured protocol, at
+    most 3 % of the cycles fail to SET and no device fails twice in a row (the device
+    itself failed 1.4 % of 1000 cycles); the HRS still carries the next V_set."""
+    from rram.card import load_card
+    from rram.fit.variation import protocol_of
+    from rram.variation import load_variation
+
+    card = load_card(TUD.with_suffix(".card.json"))
+    p = ph.endurance(card, spec=load_variation(TUD.with_suffix(".variation.json")),
+                     devices=100, cycles=30, protocol=protocol_of(card), max_failed=0.03,
+                     early=(5, 15), late=(20, 30))
+    assert p.figures["not_converged"] == 0
+    assert p.figures["failed_set_share"] <= 0.03
+    assert p.figures["longest_failure_run"] <= 1
+    assert p.figures["spearman_r_hrs_next_v_set"] >= 0.3
+
+
+def test_the_fitted_tud_card_sets_abruptly():
+    from rram.card import load_card
+    from rram.fit.variation import protocol_of
+
+    card = load_card(TUD.with_suffix(".card.json"))
+    p = ph.abrupt_set(card, icc=5e-4, v_set=2.5, v_reset=2.5, rate=protocol_of(card).rate)
+    assert max(p.figures["rise_10_90_mV"]) <= 50.0, p.figures

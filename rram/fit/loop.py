@@ -237,8 +237,9 @@ def set_completion_voltage(loop: MeasuredLoop, current: np.ndarray,
 
 
 def _running_median(x: np.ndarray, k: int) -> np.ndarray:
-    """Centred running median of odd width ``k`` (the ends use the points there are)."""
-    if k <= 1 or x.size < k:
+    """Centred running median of odd width ``k`` (the ends use the points there are);
+    a trace of fewer than 10·k points is too coarse to filter and is returned as is."""
+    if k <= 1 or x.size < 10 * k:
         return x
     pad = k // 2
     padded = np.pad(x, pad, mode="edge")

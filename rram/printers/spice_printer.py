@@ -28,6 +28,13 @@ from ..params import Card
 from .base import Dialect, _render
 from .format import format_number, wrap_spice
 
+#: Auxiliary nodes hold their intermediate minus this offset.  SPICE converges a node
+#: voltage to reltol·|v| + vntol: a value crossing 0 (a capped log-rate near 1 m/s,
+#: in the SET runaway) would be held to vntol = 1 µV, which Newton cannot meet while the
+#: rates run away.  The capped log-rates are below ln(vcap) <= 13.8, so the offset
+#: keeps every auxiliary node below -6.
+AUX_OFFSET = 20.0
+
 #: Operations numparam evaluates in a ``.param`` expression (parameter-only
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
 PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "ln", "sqrt"})
@@ -149,7 +156,8 @@ def render_subckt(
     taken = set(model.parameter_names) | set(model.node_names) | set(aux) | {"0"}
     hoisted = _hoist(roots, set(model.parameter_names), taken)
     names = {id(node): hname for hname, node in hoisted}
-    names.update({id(node): f"v({aux_name})" for aux_name, node in aux.items()})
+    names.update({id(node): f"(v({aux_name}) + {AUX_OFFSET:g})"
+                  for aux_name, node in aux.items()})
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
            f"* auxiliary nodes: {', '.join(f'{k} ({v})' for k, v in model.aux_nodes)}"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
@@ -162,9 +170,8 @@ def render_subckt(
         expr = _render(node.args[0], SPICE, {k: v for k, v in names.items() if k != id(node)},
                        True)[0]
         # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
-        # unit diagonal, so KLU's refactorisation (fixed pivots) cannot hit a zero pivot
-        # when the expression's sensitivities change by decades (the abrupt SET).
-        out.append(f"B{aux_name} 0 {aux_name} I = {expr}")
+        # unit diagonal whatever the expression's sensitivities do (the abrupt SET).
+        out.append(f"B{aux_name} 0 {aux_name} I = {expr} - {AUX_OFFSET:g}")
         out.append(f"R{aux_name} {aux_name} 0 1")
     out.append("* branches: flow p -> n (B-source) and linear charge (capacitor)")
     for b, q in charges:

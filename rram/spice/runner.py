@@ -35,12 +35,17 @@ class SpiceOptions:
     """``tmax`` caps ngspice's step (s; default :attr:`Testbench.step_max`);
     ``tmax_scale`` multiplies whichever cap applies (time-step convergence studies).
     A device that ends in "timestep too small" is rerun with the cap times each of
-    ``retry_scales`` in turn (``()`` disables retries); ``meta["retries"]`` counts them."""
+    ``retry_scales`` in turn, then, with ``retry_reltol``, once more at the full cap with
+    that ``reltol`` (``()`` and ``None`` disable them); ``meta["retries"]`` counts them."""
 
     tmax: float | None = None
     tmax_scale: float = 1.0
     spice_options: Mapping[str, float | str] = field(default_factory=dict)
     retry_scales: tuple[float, ...] = (0.5, 0.3, 0.07)
+    #: A runaway (a fitted card's Joule-assisted RESET at ~1000 K) can defeat every step
+    #: cap, ngspice's Newton diverging from each predictor; a tighter truncation-error
+    #: tolerance takes smaller steps into it, and then converges.
+    retry_reltol: float | None = 1e-5
 
     @classmethod
     def tight(cls, **kw) -> SpiceOptions:
@@ -97,14 +102,17 @@ def _run_with_retries(session, bench: Testbench, opts: SpiceOptions):
     (it cuts the step from the failed iterate), so a rare step sequence through the
     abrupt SET ends in "timestep too small"; another step cap takes another sequence.
     """
-    scales = (1.0, *opts.retry_scales)
-    for attempt, scale in enumerate(scales):
-        tb = replace(bench, tmax=bench.step_max * scale)
+    attempts = [(scale, {}) for scale in (1.0, *opts.retry_scales)]
+    if opts.retry_reltol is not None:
+        attempts.append((1.0, {"reltol": opts.retry_reltol}))
+    for attempt, (scale, extra) in enumerate(attempts):
+        tb = replace(bench, tmax=bench.step_max * scale,
+                     options={**bench.options, **extra})
         vec = tb.vectors()
         try:
             run = session.run(tb.render(), [v for v in vec.values() if v != "0"])
         except ConvergenceError:
-            if attempt == len(scales) - 1:
+            if attempt == len(attempts) - 1:
                 raise
             continue
         return _waves(run, vec), attempt
