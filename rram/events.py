@@ -12,8 +12,10 @@ Per stimulus segment:
   :data:`SET_FRACTION`), interpolated between points;
 * ``tdrop``: the first time |I| falls below :data:`DROP` times its peak so far, once that
   peak exceeds :data:`DROP_FLOOR` (the onset of a RESET), interpolated;
-* ``tjump``/``jump``: the steepest rise of ln|I| per unit time between two points, both
-  above :data:`DROP_FLOOR` (the abrupt SET when the compliance is never reached), at the
+* ``tjump``/``jump``: the steepest rise of the cell's log-conductance ln|I/V| (V the
+  applied voltage) per unit time between two points, both with |I| above
+  :data:`DROP_FLOOR` and |V| above :data:`JUMP_V_FLOOR` (the abrupt SET when the
+  compliance is never reached; a ramp from 0 V raises |I| steeply but not |I/V|), at the
   midpoint of that step;
 * the state, cell voltage and current at the segment's end.
 """
@@ -28,6 +30,8 @@ SET_FRACTION = 0.5
 DROP = 0.9
 #: ... counted once that peak exceeds this current (A; far above numerical noise at 0 V).
 DROP_FLOOR = 1e-9
+#: Applied voltages below this (V) carry no conductance for the ``tjump`` event.
+JUMP_V_FLOOR = 0.01
 #: A SET (RESET) happened only if the resistance fell (rose) at least this much across
 #: it; otherwise its switching voltage is not reported.
 SWITCH_RATIO = 2.0
@@ -43,12 +47,12 @@ EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tjump", "jump", "dtmax", "gap
 
 def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
                    states: np.ndarray, breakpoints: np.ndarray,
-                   thresholds: np.ndarray) -> dict[str, np.ndarray]:
+                   thresholds: np.ndarray, v_applied: np.ndarray) -> dict[str, np.ndarray]:
     """Per-segment events from waveforms sampled at a simulator's time points.
 
     ``states`` columns are gap (nm), width (nm) and temperature rise (K);
     ``breakpoints`` are the stimulus' segment boundaries, which every simulator hits, so
-    end values are exact samples.
+    end values are exact samples; ``v_applied`` is the stimulus at ``t``.
     """
     nseg = breakpoints.size - 1
     ev = {k: np.full(nseg, np.nan) for k in EVENT_KEYS}
@@ -80,7 +84,7 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             m = lo + 2 + int(fell[0])
             lv = level[fell[0] + 1]
             ev["tdrop"][k] = t[m - 1] + (a[m - 1] - lv) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
-        tj, sj = steepest_rise(t[seg], a[seg])
+        tj, sj = steepest_rise(t[seg], a[seg], v_applied[seg])
         if np.isfinite(tj):
             ev["tjump"][k], ev["jump"][k] = tj, sj
         end = hi - 1
@@ -89,17 +93,21 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
     return ev
 
 
-def steepest_rise(t: np.ndarray, a: np.ndarray) -> tuple[float, float]:
-    """(midpoint time, slope in 1/s) of the steepest rise of ln|I| between neighbours,
-    both above :data:`DROP_FLOOR`; (NaN, NaN) if |I| never rises there."""
+def steepest_rise(t: np.ndarray, a: np.ndarray, v: np.ndarray) -> tuple[float, float]:
+    """(midpoint time, slope in 1/s) of the steepest rise of ln|I/V| between neighbours
+    (|I| above :data:`DROP_FLOOR`, |V| above :data:`JUMP_V_FLOOR`); (NaN, NaN) if the
+    conductance never rises there."""
     if t.size < 2:
         return np.nan, np.nan
     dt = np.diff(t)
-    good = (a[:-1] >= DROP_FLOOR) & (a[1:] > a[:-1]) & (dt > 0)
+    v = np.abs(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = np.where(v >= JUMP_V_FLOOR, a / v, np.nan)
+    good = (a[:-1] >= DROP_FLOOR) & (g[1:] > g[:-1]) & (dt > 0)
     if not good.any():
         return np.nan, np.nan
     slope = np.full(dt.shape, -np.inf)
-    slope[good] = (np.log(a[1:][good]) - np.log(a[:-1][good])) / dt[good]
+    slope[good] = (np.log(g[1:][good]) - np.log(g[:-1][good])) / dt[good]
     m = int(np.argmax(slope))
     return float(t[m] + 0.5 * dt[m]), float(slope[m])
 

@@ -196,8 +196,6 @@ def build_model() -> Model:
     )
     check_symbols(branches, outputs, PARAMETERS, nodes)
     aux_nodes = (
-        ("ln_rate_vertical_capped", "ln(m/s)"),
-        ("ln_rate_lateral_capped", "ln(m/s)"),
         ("ln_rate_release_capped", "ln(m/s)"),
         ("ln_rate_hop_capped", "ln(m/s)"),
     )

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
-from ..events import DROP, DROP_FLOOR
+from ..events import DROP, DROP_FLOOR, JUMP_V_FLOOR
 
 OK = 0
 MAX_STEPS = 1
@@ -280,15 +280,22 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
 
 
 @njit(**_NJ)
-def _record(k, t, t_prev, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-            ev_tdrop, ev_tjump, ev_jump):
+def _conductance(i, v):
+    """|I/V| of the cell at applied voltage ``v``; NaN where |v| < JUMP_V_FLOOR."""
+    av = abs(v)
+    return i / av if av >= JUMP_V_FLOOR else np.nan
+
+
+@njit(**_NJ)
+def _record(k, t, t_prev, i_now, i_prev, g_now, g_prev, y, ev_thr, ev_imax, ev_timax,
+            ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump):
     """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
     |I| and its time, first crossing of the segment's current threshold (interpolated),
     first fall of |I| below DROP times its peak so far, once that peak exceeds
-    DROP_FLOOR (interpolated), steepest rise of ln|I| per unit time, peak temperature
+    DROP_FLOOR (interpolated), steepest rise of ln|I/V| per unit time, peak temperature
     rise."""
-    if i_prev >= DROP_FLOOR and i_now > i_prev and t > t_prev:
-        slope = (np.log(i_now) - np.log(i_prev)) / (t - t_prev)
+    if i_prev >= DROP_FLOOR and g_now > g_prev and t > t_prev:  # False for NaN
+        slope = (np.log(g_now) - np.log(g_prev)) / (t - t_prev)
         if not slope <= ev_jump[k]:  # also when ev_jump is still NaN
             ev_jump[k] = slope
             ev_tjump[k] = t_prev + 0.5 * (t - t_prev)
@@ -386,8 +393,9 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
-    _record(0, t, t, i_prev, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-            ev_tdrop, ev_tjump, ev_jump)
+    g_prev = _conductance(i_prev, u[0])
+    _record(0, t, t, i_prev, i_prev, g_prev, g_prev, y, ev_thr, ev_imax, ev_timax,
+            ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump)
     q0 = Q.copy()
     q1 = Q.copy()
     y1 = y.copy()
@@ -488,13 +496,15 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
-        _record(k, t, t1, i_now, i_prev, y, ev_thr, ev_imax, ev_timax, ev_tcross, ev_tmax,
-                ev_tdrop, ev_tjump, ev_jump)
+        g_now = _conductance(i_now, u[0])
+        _record(k, t, t1, i_now, i_prev, g_now, g_prev, y, ev_thr, ev_imax, ev_timax,
+                ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
             return STOPPED
         i_prev = i_now
+        g_prev = g_now
         if steps >= max_steps:
             stats[STAT_FAIL_TIME] = t
             return MAX_STEPS
