@@ -12,11 +12,10 @@ Per stimulus segment:
   :data:`SET_FRACTION`), interpolated between points;
 * ``tdrop``: the first time |I| falls below :data:`DROP` times its peak so far, once that
   peak exceeds :data:`DROP_FLOOR` (the onset of a RESET), interpolated;
-* ``tjump``/``jump``: the steepest rise of the cell's log-conductance ln|I/V| (V the
-  applied voltage) per unit time between two points, both with |I| above
-  :data:`DROP_FLOOR` and |V| above :data:`JUMP_V_FLOOR` (the abrupt SET when the
-  compliance is never reached; a ramp from 0 V raises |I| steeply but not |I/V|), at the
-  midpoint of that step;
+* ``tclose``: the first time the gap closes below :data:`GAP_CLOSED_NM` (interpolated):
+  the SET itself, which marks V_set when the compliance is never reached (the current
+  alone is a poor marker then: capacitive currents at the stimulus' breakpoints rise as
+  steeply as the SET);
 * the state, cell voltage and current at the segment's end.
 """
 
@@ -30,8 +29,9 @@ SET_FRACTION = 0.5
 DROP = 0.9
 #: ... counted once that peak exceeds this current (A; far above numerical noise at 0 V).
 DROP_FLOOR = 1e-9
-#: Applied voltages below this (V) carry no conductance for the ``tjump`` event.
-JUMP_V_FLOOR = 0.01
+#: The gap has closed (the SET) below this width (nm): a few hopping decay lengths
+#: short of an HRS gap, a few of the states' bound widths above contact.
+GAP_CLOSED_NM = 0.1
 #: A SET (RESET) happened only if the resistance fell (rose) at least this much across
 #: it; otherwise its switching voltage is not reported.
 SWITCH_RATIO = 2.0
@@ -41,18 +41,18 @@ NO_SET = "no_set"
 NO_RESET = "no_reset"
 
 #: Per-segment events, as every engine records them.
-EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tjump", "jump", "dtmax", "gap_end",
+EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tclose", "dtmax", "gap_end",
               "width_end", "vcell_end", "iend")
 
 
 def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
                    states: np.ndarray, breakpoints: np.ndarray,
-                   thresholds: np.ndarray, v_applied: np.ndarray) -> dict[str, np.ndarray]:
+                   thresholds: np.ndarray) -> dict[str, np.ndarray]:
     """Per-segment events from waveforms sampled at a simulator's time points.
 
     ``states`` columns are gap (nm), width (nm) and temperature rise (K);
     ``breakpoints`` are the stimulus' segment boundaries, which every simulator hits, so
-    end values are exact samples; ``v_applied`` is the stimulus at ``t``.
+    end values are exact samples.
     """
     nseg = breakpoints.size - 1
     ev = {k: np.full(nseg, np.nan) for k in EVENT_KEYS}
@@ -84,39 +84,23 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             m = lo + 2 + int(fell[0])
             lv = level[fell[0] + 1]
             ev["tdrop"][k] = t[m - 1] + (a[m - 1] - lv) / (a[m - 1] - a[m]) * (t[m] - t[m - 1])
-        tj, sj = steepest_rise(t[seg], a[seg], v_applied[seg])
-        if np.isfinite(tj):
-            ev["tjump"][k], ev["jump"][k] = tj, sj
+        gap = states[seg, 0]
+        below = np.flatnonzero((gap[1:] < GAP_CLOSED_NM) & (gap[:-1] >= GAP_CLOSED_NM))
+        if below.size:
+            m = lo + int(below[0])
+            f = (gap[m - lo] - GAP_CLOSED_NM) / (gap[m - lo] - gap[m - lo + 1])
+            ev["tclose"][k] = t[m] + f * (t[m + 1] - t[m])
         end = hi - 1
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
     return ev
 
 
-def steepest_rise(t: np.ndarray, a: np.ndarray, v: np.ndarray) -> tuple[float, float]:
-    """(midpoint time, slope in 1/s) of the steepest rise of ln|I/V| between neighbours
-    (|I| above :data:`DROP_FLOOR`, |V| above :data:`JUMP_V_FLOOR`); (NaN, NaN) if the
-    conductance never rises there."""
-    if t.size < 2:
-        return np.nan, np.nan
-    dt = np.diff(t)
-    v = np.abs(v)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        g = np.where(v >= JUMP_V_FLOOR, a / v, np.nan)
-    good = (a[:-1] >= DROP_FLOOR) & (g[1:] > g[:-1]) & (dt > 0)
-    if not good.any():
-        return np.nan, np.nan
-    slope = np.full(dt.shape, -np.inf)
-    slope[good] = (np.log(g[1:][good]) - np.log(g[:-1][good])) / dt[good]
-    m = int(np.argmax(slope))
-    return float(t[m] + 0.5 * dt[m]), float(slope[m])
-
-
 def phase_event_times(ev: dict[str, np.ndarray], segments: np.ndarray, kind: str) -> float:
     """The time of one phase's switching event from its segments' events (in order).
 
     ``kind`` ``set``: the first threshold crossing; if the threshold (the compliance) was
-    never reached, the steepest rise of the phase.  ``reset``: the first fall below
+    never reached, the first closure of the gap.  ``reset``: the first fall below
     :data:`DROP` of the running peak, in whichever segment of the phase it happens (a
     RESET through a series resistance may start only on the way back)."""
     if kind == "set":
@@ -124,10 +108,9 @@ def phase_event_times(ev: dict[str, np.ndarray], segments: np.ndarray, kind: str
         hit = t[np.isfinite(t)]
         if hit.size:
             return float(hit[0])
-        jumps = ev["jump"][segments]
-        if np.isfinite(jumps).any():
-            return float(ev["tjump"][segments][int(np.nanargmax(jumps))])
-        return np.nan
+        closed = ev["tclose"][segments]
+        hit = closed[np.isfinite(closed)]
+        return float(hit[0]) if hit.size else np.nan
     t = ev["tdrop"][segments]
     hit = t[np.isfinite(t)]
     return float(hit[0]) if hit.size else np.nan

@@ -196,8 +196,10 @@ def build_model() -> Model:
     )
     check_symbols(branches, outputs, PARAMETERS, nodes)
     aux_nodes = (
-        ("ln_rate_release_capped", "ln(m/s)"),
-        ("ln_rate_hop_capped", "ln(m/s)"),
+        ("ln_rate_vertical", "ln(m/s)"),
+        ("ln_rate_lateral", "ln(m/s)"),
+        ("ln_rate_release", "ln(m/s)"),
+        ("ln_rate_hop", "ln(m/s)"),
     )
     return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
                  CALIBRATION)

@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
-from ..events import DROP, DROP_FLOOR, JUMP_V_FLOOR
+from ..events import DROP, DROP_FLOOR
 
 OK = 0
 MAX_STEPS = 1
@@ -280,25 +280,17 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
 
 
 @njit(**_NJ)
-def _conductance(i, v):
-    """|I/V| of the cell at applied voltage ``v``; NaN where |v| < JUMP_V_FLOOR."""
-    av = abs(v)
-    return i / av if av >= JUMP_V_FLOOR else np.nan
-
-
-@njit(**_NJ)
-def _record(k, t, t_prev, i_now, i_prev, g_now, g_prev, y, ev_thr, ev_imax, ev_timax,
-            ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump):
+def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev_imax,
+            ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose):
     """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
     |I| and its time, first crossing of the segment's current threshold (interpolated),
     first fall of |I| below DROP times its peak so far, once that peak exceeds
-    DROP_FLOOR (interpolated), steepest rise of ln|I/V| per unit time, peak temperature
-    rise."""
-    if i_prev >= DROP_FLOOR and g_now > g_prev and t > t_prev:  # False for NaN
-        slope = (np.log(g_now) - np.log(g_prev)) / (t - t_prev)
-        if not slope <= ev_jump[k]:  # also when ev_jump is still NaN
-            ev_jump[k] = slope
-            ev_tjump[k] = t_prev + 0.5 * (t - t_prev)
+    DROP_FLOOR (interpolated), first closure of the gap (unknown ``igap`` below
+    ``gap_closed``, interpolated), peak temperature rise."""
+    g0 = y_prev[igap]
+    g1 = y[igap]
+    if np.isnan(ev_tclose[k]) and g1 < gap_closed <= g0 and t > t_prev:
+        ev_tclose[k] = t_prev + (g0 - gap_closed) / (g0 - g1) * (t - t_prev)
     if i_now > ev_imax[k]:
         ev_imax[k] = i_now
         ev_timax[k] = t
@@ -358,8 +350,8 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
 @njit(**_NJ)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
-                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, ev_tjump,
-                     ev_jump):
+                     ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed,
+                     igap, ev_tclose):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
     stop).  The run stops early when |device current| reaches ``i_stop``.
@@ -393,9 +385,8 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
-    g_prev = _conductance(i_prev, u[0])
-    _record(0, t, t, i_prev, i_prev, g_prev, g_prev, y, ev_thr, ev_imax, ev_timax,
-            ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump)
+    _record(0, t, t, i_prev, i_prev, y, y, gap_closed, igap, ev_thr, ev_imax, ev_timax,
+            ev_tcross, ev_tmax, ev_tdrop, ev_tclose)
     q0 = Q.copy()
     q1 = Q.copy()
     y1 = y.copy()
@@ -496,15 +487,13 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
-        g_now = _conductance(i_now, u[0])
-        _record(k, t, t1, i_now, i_prev, g_now, g_prev, y, ev_thr, ev_imax, ev_timax,
-                ev_tcross, ev_tmax, ev_tdrop, ev_tjump, ev_jump)
+        _record(k, t, t1, i_now, i_prev, y, y1, gap_closed, igap, ev_thr, ev_imax,
+                ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
             return STOPPED
         i_prev = i_now
-        g_prev = g_now
         if steps >= max_steps:
             stats[STAT_FAIL_TIME] = t
             return MAX_STEPS
@@ -533,7 +522,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 @njit(cache=True, parallel=True, error_model="numpy")
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, TJUMP, JUMP):
+                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
@@ -541,7 +530,7 @@ def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkin
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
                                      TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d],
-                                     TDROP[d], TJUMP[d], JUMP[d])
+                                     TDROP[d], GAP_CLOSED[d], IGAP, TCLOSE[d])
 
 
 @njit(cache=True, parallel=True, error_model="numpy")

@@ -17,6 +17,7 @@ from ..card import PARAMETER_NAMES, default_card
 from ..circuits import CIRCUIT_PARAMETERS
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
+from ..events import GAP_CLOSED_NM
 from ..generate import CIRCUIT_KINDS
 from ..params import Card
 from .jit import integrator as ig
@@ -254,7 +255,7 @@ def simulate(
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
     (``tcross``; default half of the segment's compliance), the first time |I| falls
     below ``DROP`` (0.9) times its peak so far (``tdrop``), the steepest rise of ln|I|
-    (``tjump``, at the rate ``jump``, 1/s; :mod:`rram.events`), the peak temperature rise
+    the first closure of the gap (``tclose``; :mod:`rram.events`), the peak temperature rise
     (``dtmax``), the unknowns, cell voltage and device current at the segment's end
     (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
     skips the sampled waveforms (large batches that need only events).
@@ -278,8 +279,9 @@ def simulate(
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
           "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
-          "tdrop": np.full((n, nseg), np.nan), "tjump": np.full((n, nseg), np.nan),
-          "jump": np.full((n, nseg), np.nan)}
+          "tdrop": np.full((n, nseg), np.nan), "tclose": np.full((n, nseg), np.nan)}
+    # the gap-closure threshold in the unknowns' units (the change of the gap since x0)
+    gap_closed = GAP_CLOSED_NM - state_offsets(card_list)[:, 0]
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
     status = np.zeros(n, np.int64)
@@ -297,7 +299,7 @@ def simulate(
                            status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
                            ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
                            ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-                           ev["tjump"][a:b], ev["jump"][a:b])
+                           gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b])
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
     x0w0 = state_offsets(card_list)

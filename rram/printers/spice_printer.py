@@ -29,11 +29,11 @@ from .base import Dialect, _render
 from .format import format_number, wrap_spice
 
 #: Auxiliary nodes hold their intermediate minus this offset.  SPICE converges a node
-#: voltage to reltol·|v| + vntol: a value crossing 0 (a capped log-rate near 1 m/s,
-#: in the SET runaway) would be held to vntol = 1 µV, which Newton cannot meet while the
-#: rates run away.  The capped log-rates are below ln(vcap) <= 13.8, so the offset
-#: keeps every auxiliary node below -6.
-AUX_OFFSET = 20.0
+#: voltage to reltol·|v| + vntol: a value crossing 0 (a log-rate near 1 m/s, in the SET
+#: runaway) would be held to vntol = 1 µV, which Newton cannot meet while the rates run
+#: away.  The log-rates stay below +100 (e^100 m/s) for any state a simulator accepts,
+#: so the offset keeps every auxiliary node negative, at a tolerance of ~1e-3 or more.
+AUX_OFFSET = 100.0
 
 #: Operations numparam evaluates in a ``.param`` expression (parameter-only
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).

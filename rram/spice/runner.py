@@ -192,7 +192,7 @@ def simulate_spice(
                                   card["w0"] / NM + wave["dwidth"], wave["dtemp"]])
         thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
-        ev = segment_events(t, wave["current"], vcell, states, st.times, thr, st.voltage(t))
+        ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, ig.STAT_STEPS] = t.size
