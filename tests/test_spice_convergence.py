@@ -52,6 +52,6 @@ def test_a_thousand_corner_cards_converge_with_the_osdi_build(bench):
 
 @pytest.mark.slow
 def test_corner_cards_converge_with_the_subcircuit():
-    res, _retried, mismatched = run("1t1r", "subckt", 40, seed=2)
+    res, _retried, mismatched = run("1t1r", "subckt", 24, seed=2)
     assert not res.failures(), res.failures()[:5]
     assert mismatched <= 2
