@@ -10,7 +10,7 @@ import numpy as np
 from ..analysis import first_crossing, log_slope, loop_metrics
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance
-from ..engine.stimulus import pulse_train
+from ..engine.stimulus import dc_loops, pulse_train
 from ..params import Card
 from .common import Phenomenon, card_or_default, local_slopes, loops, phase_mask, set_sign
 
@@ -78,8 +78,6 @@ def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Opti
     """Two DC loops per compliance on fresh devices; the second (steady) cycle's metrics,
     the first being the forming of the pristine cell."""
     s = set_sign(card)
-    from ..engine.stimulus import dc_loops
-
     res = simulate("compliance", [dc_loops(icc_set=i, cycles=2, v_set=s * v_set,
                                            v_reset=-s * 2.0) for i in iccs],
                    cards=card, options=options)
@@ -174,8 +172,6 @@ def hrs_vs_reset_voltage(card: Card | None = None, v_resets: Sequence[float] = R
     card = card_or_default(card)
     vr = np.asarray(v_resets, float)
     s = set_sign(card)
-    from ..engine.stimulus import dc_loops
-
     res = simulate("compliance", [dc_loops(v_set=2.0 * s, v_reset=-s * v, cycles=2)
                                   for v in vr], cards=card, options=options)
     res.raise_on_failure()
