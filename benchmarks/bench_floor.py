@@ -78,10 +78,10 @@ def kernel_seconds(kind: int, y: np.ndarray, u: np.ndarray, p: np.ndarray,
 def python_floor(repeat: int) -> dict:
     import numba
 
+    from rram.circuits import CIRCUIT_KINDS
     from rram.engine import integrator as ig
     from rram.engine.run import PARAMETER_NAMES, Options, simulate
     from rram.engine.stimulus import dc_loops
-    from rram.generate import CIRCUIT_KINDS
     from rram.mc import MonteCarlo
 
     proto = MonteCarlo(devices=1, cycles=1, seed=1).protocol

@@ -24,6 +24,9 @@ from .expr import ZERO, Expr, pos_sq, substitute, sym, tanh
 from .model import GROUND, MODEL, Branch, Model, node_symbol
 from .params import Parameter
 
+#: Circuit kinds of the Python engine, in kernel-dispatch order.
+CIRCUIT_KINDS = ("resistor", "compliance", "1t1r")
+
 
 @dataclass(frozen=True)
 class Circuit:

@@ -24,7 +24,7 @@ import numpy as np
 from . import __version__, phenomena, plots
 from .analysis import loop_metrics
 from .card import default_card
-from .io import write_atomic, write_text_atomic
+from .io import output_folder, write_atomic, write_text_atomic
 from .params import Card
 
 
@@ -65,7 +65,7 @@ MC_DEVICES, MC_CYCLES, MC_SEED = 50, 5, 1
 
 
 def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[phenomena.Phenomenon]:
-    out = Path(out)
+    out = output_folder(out)  # before the long run: a bad folder fails at once
     card = card or default_card()
     t0 = time.perf_counter()
     results = []
@@ -85,7 +85,7 @@ def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[pheno
     write_text_atomic(out / "phenomena.json", json.dumps(_jsonable(summary), indent=2) + "\n")
     write_text_atomic(out / "phenomena.md", _markdown(results, prov))
     by = {p.name: p for p in results}
-    pl = out / "plots"
+    pl = output_folder(out / "plots")
     plots.iv_loops(frame, pl / "iv_loops.png")
     plots.states(frame, pl / "states.png")
     plots.compliance(by["lrs_vs_compliance"], by["joule_reset"], pl / "compliance.png")
@@ -95,7 +95,7 @@ def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[pheno
     plots.read_disturb(by["read_disturb"], pl / "read_disturb.png")
     plots.read_immunity(by["read_immunity"], pl / "read_immunity.png")
     plots.endurance(by["endurance"], pl / "endurance.png")
-    _monte_carlo(card, out / "mc", log)
+    _monte_carlo(card, output_folder(out / "mc"), log)
     return results
 
 

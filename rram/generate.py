@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .circuits import build_circuit
+from .circuits import CIRCUIT_KINDS, build_circuit
 from .model import MODEL
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_DIR = PACKAGE_DIR.parent
-
-#: Circuit kinds of the Python engine, in kernel-dispatch order.
-CIRCUIT_KINDS = ("resistor", "compliance", "1t1r")
 
 
 def render_kernels() -> str:

@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 
 from ..card import PARAMETER_NAMES, default_card
-from ..circuits import CIRCUIT_PARAMETERS
+from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import GAP_CLOSED_NM
-from ..generate import CIRCUIT_KINDS
 from ..params import Card
 from .jit import integrator as ig
 from .stimulus import Stimulus

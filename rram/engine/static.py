@@ -12,10 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..card import PARAMETER_NAMES
-from ..circuits import CIRCUIT_PARAMETERS
+from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS
 from ..equations import NM
 from ..errors import ConvergenceError
-from ..generate import CIRCUIT_KINDS
 from ..params import Card
 from .jit import integrator as ig
 

@@ -471,4 +471,6 @@ def overlay_cdfs(fit: VariationFit, folder: str | Path) -> list[Path]:
         ax.set(xlabel=m, ylabel="standard normal quantile")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    return [_save(fig, Path(folder) / "variation_cdfs.png")]
+    from ..io import output_folder
+
+    return [_save(fig, output_folder(folder) / "variation_cdfs.png")]

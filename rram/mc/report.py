@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..events import NO_RESET, NO_SET
+from ..io import output_folder, write_atomic
 
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 LINEAR_METRICS = ("v_set_V", "v_reset_V")
@@ -63,6 +64,10 @@ def _probit(ax, values, label):
     ax.plot(x, norm.ppf(p), ".", ms=3, label=label)
 
 
+def _save(fig, path: Path) -> None:
+    write_atomic(path, lambda p: fig.savefig(p, dpi=120, format="png"))
+
+
 def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
     """Probit CDFs of R_LRS and R_HRS, histograms of V_set and V_reset, R versus cycle."""
     import matplotlib
@@ -70,8 +75,7 @@ def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = output_folder(folder)
     ok = frame[frame["converged"].astype(bool)]
     paths = []
 
@@ -87,7 +91,7 @@ def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     paths.append(folder / "resistance_cdf.png")
-    fig.savefig(paths[-1], dpi=120)
+    _save(fig, paths[-1])
     plt.close(fig)
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
@@ -98,7 +102,7 @@ def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
         ax.set_ylabel("count")
     fig.tight_layout()
     paths.append(folder / "switching_voltages.png")
-    fig.savefig(paths[-1], dpi=120)
+    _save(fig, paths[-1])
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -115,7 +119,7 @@ def write_plots(frame: pd.DataFrame, folder: str | Path) -> list[Path]:
     ax.legend(fontsize=8)
     fig.tight_layout()
     paths.append(folder / "resistance_vs_cycle.png")
-    fig.savefig(paths[-1], dpi=120)
+    _save(fig, paths[-1])
     plt.close(fig)
 
     from ..io import write_text_atomic

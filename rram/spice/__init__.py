@@ -3,10 +3,26 @@
 Only :mod:`rram.spice.ngspice` imports PySpice.  :func:`simulate_spice` runs a circuit
 through the ngspice subcircuit (``model="subckt"``) or the OSDI build of the Verilog-A
 module (``model="osdi"``) and returns the Python engine's result type.
+
+The runner (and with it the compiled engine) loads on first use, so that rendering decks
+— and ``rram generate``, which re-renders the engine's own kernels — never imports them.
 """
 
-from .runner import ENGINE_MODELS, SpiceOptions, simulate_spice
+from __future__ import annotations
+
+from typing import Any
+
 from .testbench import KINDS, MODELS, ModelRef, Testbench
+
+_RUNNER = ("ENGINE_MODELS", "SpiceOptions", "simulate_spice")
 
 __all__ = ["ENGINE_MODELS", "KINDS", "MODELS", "ModelRef", "SpiceOptions", "Testbench",
            "simulate_spice"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RUNNER:
+        from . import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

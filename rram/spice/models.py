@@ -28,6 +28,7 @@ def _cached(text: str, suffix: str) -> Path:
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     path = cache_root() / digest / f"rram{suffix}"
     if not path.exists() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the cache is ours to create
         write_text_atomic(path, text)
     return path
 
@@ -82,7 +83,8 @@ def compile_osdi(source: Path) -> Path:
     target = source.with_suffix(".osdi")
     if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
-    tmp = target.with_suffix(".osdi.part")
+    # a name of this process's own: parallel test workers may compile the same source
+    tmp = target.with_suffix(f".{os.getpid()}.osdi.part")
     proc = subprocess.run([openvaf(), str(source), "-o", str(tmp)], capture_output=True,
                           text=True, timeout=600)
     if proc.returncode != 0 or not tmp.exists():

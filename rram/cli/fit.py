@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from .cli import _finite, _load_card, handle_errors, main
-from .errors import InputError
+from ..errors import InputError
+from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, load_card
 
 
 def _cycle_range(text: str | None) -> tuple[int, int] | None:
@@ -21,37 +21,36 @@ def _cycle_range(text: str | None) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
-@main.command()
-@click.argument("iv_files", nargs=-1, required=True, type=click.Path(exists=True,
-                                                                     dir_okay=False))
+@click.command()
+@click.argument("iv_files", nargs=-1, required=True, type=InputPath())
 @click.option("--cycle", type=int, default=None,
               help="Cycle to fit [default: the median cycle of the data].")
 @click.option("--cycles", "cycle_range", default=None, metavar="A:B",
               help="Choose the median cycle among cycles A..B only.")
-@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--card", "card_path", type=InputPath(),
               default=None, help="Initial card [default: the built-in card].")
-@click.option("--recipe", "recipe_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--recipe", "recipe_path", type=InputPath(),
               default=None, help="Recipe JSON [default: rram.fit.recipe.default_recipe].")
-@click.option("--compliance", type=float, default=None, callback=_finite,
+@click.option("--compliance", type=float, default=None, callback=finite,
               help="SET compliance (A) [default: the SET sweeps' median peak current].")
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
 @click.option("--voltage-column", default=None, help="Name of the voltage column.")
 @click.option("--current-column", default=None, help="Name of the current column.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", required=True, type=OutputPath(),
               help="Fitted card (JSON, with provenance and the fit report).")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", type=OutputPath(), default=None,
               help="Overlay plot of log|I| against V (PNG).")
-@handle_errors
+@command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
         voltage_column, current_column, out, plot) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
-    from .fit.data import load_iv, sha256_of
-    from .fit.iv import fit_loop
-    from .fit.loop import build_loops, median_cycle, select_loop
-    from .fit.recipe import default_recipe, load_recipe
-    from .fit.report import fitted_card, overlay_plot, save_card, text_report
+    from ..fit.data import load_iv, sha256_of
+    from ..fit.iv import fit_loop
+    from ..fit.loop import build_loops, median_cycle, select_loop
+    from ..fit.recipe import default_recipe, load_recipe
+    from ..fit.report import fitted_card, overlay_plot, save_card, text_report
 
     if cycle is not None and cycle_range is not None:
         raise InputError("give --cycle or --cycles, not both")
@@ -70,7 +69,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     click.echo(f"fitting cycle {loop.cycle} ({len(loop.time)} points, SET at "
                f"{'negative' if loop.polarity < 0 else 'positive'} V, compliance "
                f"{loop.icc_set:.4g} A)", err=True)
-    result = fit_loop(loop, _load_card(card_path), recipe,
+    result = fit_loop(loop, load_card(card_path), recipe,
                       log=lambda s: click.echo(s, err=True))
     card = fitted_card(result, recipe, sha256_of(*iv_files), [Path(f).name for f in iv_files],
                        loop)
@@ -83,9 +82,9 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         click.echo(f"wrote {plot}", err=True)
 
 
-@main.command("fit-variation")
-@click.argument("dist_file", type=click.Path(exists=True, dir_okay=False))
-@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+@click.command("fit-variation")
+@click.argument("dist_file", type=InputPath())
+@click.option("--card", "card_path", type=InputPath(),
               default=None, help="Fitted card [default: the built-in card].")
 @click.option("--devices", type=click.IntRange(20, 100_000), default=200, show_default=True,
               help="Simulated devices per evaluation.")
@@ -102,20 +101,20 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--weight", "weights", multiple=True, metavar="METRIC=W",
               help="Weigh a metric's median and spread mismatch by W > 0 (default 1; "
                    "repeatable), e.g. v_reset_V=0.5.")
-@click.option("--scatter", "scatter_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--scatter", "scatter_path", type=InputPath(),
               default=None, help="Per-cycle fits (rram fit-cycles): start from their spread.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", required=True, type=OutputPath(),
               help="Variation spec JSON.")
-@click.option("--plots", type=click.Path(file_okay=False), default=None,
+@click.option("--plots", type=OutputFolder(), default=None,
               help="Probit CDF overlays of data and model.")
-@handle_errors
+@command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polish, skip,
                       weights, scatter_path, out, plots) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V])."""
-    from .fit.data import load_distribution, sha256_of
-    from .fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
+    from ..fit.data import load_distribution, sha256_of
+    from ..fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
 
     parsed = {}
     for item in weights:
@@ -128,12 +127,12 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
         parsed[metric.strip()] = weight
     target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed)
-    card = _load_card(card_path)
+    card = load_card(card_path)
     start = None
     if scatter_path:
         import pandas as pd
 
-        from .fit.cycles import scatter_sigmas
+        from ..fit.cycles import scatter_sigmas
 
         start = scatter_sigmas(pd.read_csv(scatter_path, keep_default_na=True))
         click.echo("per-cycle scatter: " + ", ".join(f"{k} {v:.4g}" for k, v in start.items()),
@@ -149,28 +148,27 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
             click.echo(f"wrote {p}", err=True)
 
 
-@main.command("fit-cycles")
-@click.argument("iv_files", nargs=-1, required=True, type=click.Path(exists=True,
-                                                                     dir_okay=False))
-@click.option("--card", "card_path", type=click.Path(exists=True, dir_okay=False),
+@click.command("fit-cycles")
+@click.argument("iv_files", nargs=-1, required=True, type=InputPath())
+@click.option("--card", "card_path", type=InputPath(),
               required=True, help="The fitted card of the median cycle (rram fit).")
 @click.option("--cycles", "cycle_range", default=None, metavar="A:B",
               help="Only cycles A..B.")
-@click.option("--compliance", type=float, default=None, callback=_finite,
+@click.option("--compliance", type=float, default=None, callback=finite,
               help="SET compliance (A) [default: the SET sweeps' median peak current].")
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
-@click.option("--out", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", required=True, type=OutputPath(),
               help="CSV: one row per cycle (fitted ea, eh, fw, x0, RMS, error).")
-@handle_errors
+@command_guard
 def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, out) -> None:
     """Refit every measured loop (ea, eh, fw, x0 from the median-cycle card): the
     cycle-to-cycle scatter of the kinetics, for rram fit-variation --scatter."""
-    from .fit.cycles import fit_cycles, scatter_sigmas
-    from .fit.data import load_iv
-    from .fit.loop import build_loops
-    from .fit.recipe import default_recipe
-    from .io import write_atomic
+    from ..fit.cycles import fit_cycles, scatter_sigmas
+    from ..fit.data import load_iv
+    from ..fit.loop import build_loops
+    from ..fit.recipe import default_recipe
+    from ..io import write_atomic
 
     recipe = default_recipe()
     loops = build_loops([c for f in iv_files for c in load_iv(f)], compliance, set_polarity,
@@ -179,7 +177,7 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, o
     loops = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]
     if not loops:
         raise InputError(f"--cycles {cycle_range}: no cycle with both sweeps in range")
-    table = fit_cycles(loops, _load_card(card_path), recipe,
+    table = fit_cycles(loops, load_card(card_path), recipe,
                        log=lambda s: click.echo(s, err=True))
     write_atomic(out, lambda p: table.to_csv(p, index=False))
     ok = table[table["error"] == ""]

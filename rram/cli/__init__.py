@@ -1,0 +1,51 @@
+"""Command-line interface: ``rram --help``.
+
+One module per family of commands; :mod:`rram.cli.common` holds what they share (the
+error mapping to exit codes and the input/output path checks).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .. import __version__
+from .fit import fit, fit_cycles_cmd, fit_variation_cmd
+from .mc import mc
+from .simulate import card, demo, export, generate, netlist, sweep
+
+
+class _Group(click.Group):
+    """Click's group, with every error on one line of standard error (no usage block),
+    so that scripts and logs see exactly one line per failure."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            message = " ".join(exc.format_message().split())
+            click.echo(f"Error: {message}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rram")
+def main() -> None:
+    """Filamentary RRAM compact model: simulate, export, vary and calibrate."""
+
+
+for _command in (card, sweep, demo, export, netlist, mc, generate, fit, fit_variation_cmd,
+                 fit_cycles_cmd):
+    main.add_command(_command)
+
+__all__ = ["main"]

@@ -1,0 +1,5 @@
+"""``python -m rram.cli``."""
+
+from . import main
+
+main()

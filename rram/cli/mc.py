@@ -1,0 +1,85 @@
+"""``rram mc``: Monte Carlo of device-to-device and cycle-to-cycle variation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import (
+    InputPath,
+    OutputFolder,
+    OutputPath,
+    command_guard,
+    finite,
+    load_card,
+    refuse_inputs,
+)
+
+
+@click.command()
+@click.option("--card", "card_path", type=InputPath(),
+              help="Model card JSON (default: the built-in card).")
+@click.option("--variation", "variation_path", type=InputPath(),
+              help="Variation spec JSON (default: the built-in spec).")
+@click.option("--engine", type=click.Choice(["python", "ngspice", "veriloga"]),
+              default="python", show_default=True)
+@click.option("--devices", type=click.IntRange(1, 10**8), required=True)
+@click.option("--cycles", type=click.IntRange(1, 10**6), required=True)
+@click.option("--seed", type=click.IntRange(0, None), required=True)
+@click.option("--workers", type=click.IntRange(1, 1024), default=None,
+              help="Worker processes [default: 1 (this process, numba threads) for the "
+                   "Python engine, one per core for ngspice].")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address (tcp://host:8786) instead of a local cluster.")
+@click.option("--chunk", type=click.IntRange(1, 10**7), default=None,
+              help="Devices per task [default: ~20k device-cycles, 20 devices on ngspice].")
+@click.option("--resume", is_flag=True, help="Complete an interrupted run of the same study.")
+@click.option("--circuit", type=click.Choice(["compliance", "1t1r", "resistor"]),
+              default="compliance", show_default=True)
+@click.option("--v-set", type=float, default=2.0, show_default=True, callback=finite)
+@click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=finite)
+@click.option("--rate", type=float, default=1e3, show_default=True, callback=finite,
+              help="Sweep rate (V/s).")
+@click.option("--compliance", type=float, default=100e-6, show_default=True,
+              callback=finite, help="SET compliance (A; compliance circuit).")
+@click.option("--out", required=True, type=OutputPath(),
+              help="Output table: .parquet or .csv (one row per device and cycle).")
+@click.option("--plots", type=OutputFolder(), default=None,
+              help="Write CDF, histogram and R-versus-cycle plots and a summary here.")
+@command_guard
+def mc(card_path, variation_path, engine, devices, cycles, seed, workers, scheduler, chunk,
+       resume, circuit, v_set, v_reset, rate, compliance, out, plots) -> None:
+    """Monte Carlo of D2D and C2C variation: one row per device and cycle."""
+    from ..mc import MonteCarlo, Protocol
+    from ..mc.backend import run_mc
+    from ..variation import default_variation, load_variation
+
+    inputs = [(n, Path(v)) for n, v in (("--card", card_path), ("--variation", variation_path))
+              if v]
+    for suffix in (".json", ".parts"):  # the provenance sidecar and the parts folder
+        refuse_inputs(f"--out's {suffix} companion", Path(out + suffix), inputs)
+    spec = default_variation() if variation_path is None else load_variation(variation_path)
+    study = MonteCarlo(load_card(card_path), spec, devices, cycles, seed, engine,
+                       Protocol(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
+                                icc_set=compliance))
+    info = run_mc(study, out, workers=workers, scheduler=scheduler, chunk=chunk,
+                  resume=resume, log=lambda s: click.echo(s, err=True))
+    click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "
+               f"{info.seconds:.1f} s: {info.rows / max(info.seconds, 1e-9):.0f} "
+               "device-cycles/s", err=True)
+    from ..mc.report import load_table, switching_failures
+
+    frame = load_table(out)
+    fails = switching_failures(frame)
+    click.echo(f"did not switch (resistance changed less than 2x): {fails['no_set']} SETs "
+               f"and {fails['no_reset']} RESETs of {fails['rows']} converged device-cycles "
+               "(column reason)", err=True)
+    if plots:
+        from ..mc.report import summary, write_plots
+
+        click.echo(summary(frame).to_string(float_format="%.4g"))
+        write_plots(frame, plots)
+        click.echo(f"plots in {plots}", err=True)
+
+

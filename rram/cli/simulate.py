@@ -1,0 +1,199 @@
+"""``rram card``, ``sweep``, ``demo``, ``export``, ``netlist`` and ``generate``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .. import __version__
+from ..errors import InputError
+from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, load_card
+
+
+@click.command()
+@click.option("--out", type=OutputPath(), default=None,
+              help="Write the card to this JSON file instead of standard output.")
+@command_guard
+def card(out: str | None) -> None:
+    """Print or write the default model card as JSON."""
+    from ..card import default_card
+    from ..io import write_text_atomic
+
+    text = default_card().to_json()
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_text_atomic(out, text)
+        click.echo(f"wrote {out}", err=True)
+
+
+@click.command()
+@click.option("--card", "card_path", type=InputPath(),
+              help="Model card JSON (default: the built-in card).")
+@click.option("--engine", type=click.Choice(["python", "ngspice", "veriloga"]),
+              default="python", show_default=True, help="Simulation engine.")
+@click.option("--v-set", type=float, default=2.0, show_default=True, callback=finite,
+              help="SET sweep maximum (V); negative for devices that SET at negative bias.")
+@click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=finite,
+              help="RESET sweep maximum (V), of the opposite sign to --v-set.")
+@click.option("--rate", type=float, default=1e3, show_default=True, callback=finite,
+              help="Sweep rate (V/s).")
+@click.option("--compliance", type=float, default=None, callback=finite,
+              help="SET current compliance (A) [default: 1e-4 unless only "
+                   "--series-resistance is given].")
+@click.option("--series-resistance", type=float, default=None, callback=finite,
+              help="Series resistance (Ohm); alone it replaces the compliance.")
+@click.option("--cycles", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Number of SET/RESET loops.")
+@click.option("--temperature", type=float, default=None, callback=finite,
+              help="Ambient temperature (K) [default: the card's tamb].")
+@click.option("--out", required=True, type=OutputPath(),
+              help="Output CSV (device, cycle, time_s, v_applied_V, v_cell_V, current_A, "
+                   "gap_nm, width_nm, temperature_K).")
+@command_guard
+def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
+          temperature, out) -> None:
+    """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
+    from ..analysis import loop_metrics
+    from ..io import write_atomic
+    from ..sweep import SweepSpec, run_sweep, sweep_frame
+
+    spec = SweepSpec(v_set=v_set, v_reset=v_reset, rate=rate, compliance=compliance,
+                     series_resistance=series_resistance, cycles=cycles,
+                     temperature=temperature)
+    res = run_sweep(spec, load_card(card_path), engine)
+    frame = sweep_frame(res)
+    write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    click.echo(f"wrote {len(frame)} rows to {out}", err=True)
+    if res.circuit == "compliance":
+        m = loop_metrics(res)
+        click.echo(m.drop(columns=["device"]).to_string(index=False, float_format="%.4g"),
+                   err=True)
+
+
+@click.command()
+@click.option("--out", type=OutputFolder(), default="out", show_default=True,
+              help="Output folder.")
+@click.option("--card", "card_path", type=InputPath(),
+              help="Model card JSON (default: the built-in card).")
+@command_guard
+def demo(out: str, card_path: str | None) -> None:
+    """Run every RRAM phenomenon and write loops, a summary and plots."""
+    from ..demo import run_demo
+
+    click.echo(f"rram {__version__}: phenomena on the {'given' if card_path else 'default'} "
+               "card", err=True)
+    results = run_demo(out, load_card(card_path), log=lambda s: click.echo(s, err=True))
+    for p in results:
+        click.echo(f"{'PASS' if p.passed else 'FAIL'}  {p.name}")
+    click.echo(f"summary: {Path(out) / 'phenomena.md'}; plots in {Path(out) / 'plots'}",
+               err=True)
+    if not all(p.passed for p in results):
+        sys.exit(1)
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["spice", "veriloga"]), required=True,
+              help="spice: ngspice .subckt library; veriloga: CMC-style Verilog-A module.")
+@click.option("--card", "card_path", type=InputPath(),
+              help="Model card JSON whose values become the defaults (default: built-in).")
+@click.option("--name", default="rram", show_default=True,
+              help="Subcircuit / module name.")
+@click.option("--out", required=True, type=OutputPath(),
+              help="Output file (.lib or .va).")
+@command_guard
+def export(fmt: str, card_path: str | None, name: str, out: str) -> None:
+    """Write the model for a simulator, with a card's values as parameter defaults."""
+    from ..io import write_text_atomic
+    from ..model import MODEL
+    from ..spice import validate
+
+    validate.identifier(name, "--name")
+    card = load_card(card_path)
+    if fmt == "spice":
+        from ..printers.spice_printer import render_subckt
+
+        text = render_subckt(MODEL, card, name=name)
+    else:
+        from ..printers.veriloga_printer import render_module
+
+        text = render_module(MODEL, card, name=name)
+    write_text_atomic(out, text)
+    click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]})", err=True)
+
+
+def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
+    out = {}
+    for item in values:
+        name, sep, text = item.partition("=")
+        if not sep or not name:
+            raise InputError(f"{what} {item!r} must look like NAME=VALUE")
+        try:
+            out[name] = float(text)
+        except ValueError:
+            if what == "--option" and name.lower() == "method":
+                out[name] = text  # checked by the testbench
+                continue
+            raise InputError(f"{what} {name}: {text!r} is not a number") from None
+    return out
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(["dc-loop", "1t1r", "pulses", "read-disturb",
+                                           "overshoot"]))
+@click.option("--card", "card_path", type=InputPath(),
+              help="Model card JSON (default: the built-in card).")
+@click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
+              help="Testbench setting (repeatable); `rram netlist KIND --help-settings` "
+                   "lists them.")
+@click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
+              default="subckt", show_default=True,
+              help="Use the ngspice subcircuit or a compiled OSDI module.")
+@click.option("--model-path", default=None,
+              help="Path of the .lib (.include) or .osdi (pre_osdi) the deck loads "
+                   "[default: rram.lib / rram.osdi next to the deck].")
+@click.option("--instance", default="cell", show_default=True, help="Instance name.")
+@click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
+              help="ngspice .options entry (repeatable), e.g. reltol=1e-4.")
+@click.option("--tmax", type=float, default=None, callback=finite,
+              help="Maximum time step (s) [default: 1/200 of the stimulus].")
+@click.option("--help-settings", is_flag=True, help="List the settings of KIND and exit.")
+@click.option("--out", type=OutputPath(), default=None,
+              help="Output deck (.cir).")
+@command_guard
+def netlist(kind, card_path, settings, model_kind, model_path, instance, options, tmax,
+            help_settings, out) -> None:
+    """Write a standalone ngspice deck for a testbench KIND (run it with ngspice -b)."""
+    from ..spice.decks import build, settings_help
+    from ..spice.testbench import ModelRef
+
+    if help_settings:
+        click.echo(settings_help(kind).replace("; ", "\n"))
+        return
+    if out is None:
+        raise InputError("--out is required")
+    path = model_path or ("rram.lib" if model_kind == "subckt" else "rram.osdi")
+    tb = build(kind, _assignments(settings, "--set"), load_card(card_path),
+               ModelRef(model_kind, path), instance=instance,
+               options=_assignments(options, "--option"), tmax=tmax, print_results=True)
+    from ..io import write_text_atomic
+
+    write_text_atomic(out, tb.render())
+    click.echo(f"wrote {out} ({kind}, {model_kind} model from {path})", err=True)
+
+
+@click.command()
+@command_guard
+def generate() -> None:
+    """Re-render the generated files (kernels, netlists) from the equations."""
+    from ..generate import write_all
+
+    changed = write_all()
+    for path in changed:
+        click.echo(f"updated {path}")
+    if not changed:
+        click.echo("generated files are up to date")
+
+
