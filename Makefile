@@ -11,8 +11,9 @@ bootstrap:
 demo: bootstrap
 	$(BIN)/rram demo --out out
 
+# all cores (pytest-xdist; tests are independent, each worker one numba thread)
 test: bootstrap
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 lint: bootstrap
 	$(BIN)/ruff check rram tests benchmarks

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import os
 
+# Under pytest-xdist every worker is one process on one core: one numba thread each, so
+# that two workers on two cores do not fight over four threads.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(

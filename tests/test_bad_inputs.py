@@ -1,0 +1,211 @@
+"""Every command against every class of bad input, as a user and an attacker would try.
+
+Each case runs the real ``rram`` command in a fresh process (a hang fails through the
+timeout) and asserts: exit status 2, exactly one line on standard error, beginning with
+``Error:``, no traceback, no file created, changed or removed in the working folder, and
+no output written outside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rram.card import default_card
+from rram.variation import default_variation
+
+DATA = Path(__file__).resolve().parent.parent / "fitting" / "data" / "tud_H16248L_M12"
+TUD = DATA / "tud_H16248L_M12"
+MC = ["mc", "--devices", "2", "--cycles", "1", "--seed", "1"]
+NOT_UTF8 = b'{"parameters": {"ea": {"value": 1.4, "desc": "caf\xe9"}}}'
+
+
+def _loop_csv(cycles: int = 2, scale: float = 1.0) -> str:
+    """The first ``cycles`` measured loops of the TUD device, in one file."""
+    lines = []
+    for name in ("set_IV_101cyc", "reset_IV_105cyc"):
+        text = Path(f"{TUD}_{name}.csv").read_text().splitlines()
+        header, rows = text[0], text[1:]
+        if not lines:
+            lines.append(header)
+        for row in rows:
+            cells = row.split(",")
+            if int(cells[0]) <= cycles:
+                cells[-1] = repr(float(cells[-1]) * scale)
+                lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def _variation(**change) -> str:
+    data = json.loads(default_variation().to_json())
+    first = data["variations"][0]
+    first.update(change)
+    return json.dumps(data)
+
+
+def _distribution(v_reset: str | None = None, cycle: str | None = None) -> str:
+    text = Path(f"{TUD}_distribution.csv").read_text().splitlines()[:41]
+    rows = [text[0]]
+    for row in text[1:]:
+        cells = row.split(",")
+        if v_reset is not None:
+            cells[5] = v_reset
+        rows.append(",".join(cells))
+    if cycle is not None:
+        cells = rows[1].split(",")
+        cells[1] = cycle
+        rows[1] = ",".join(cells)
+    return "\n".join(rows) + "\n"
+
+
+def _files() -> dict[str, str | bytes]:
+    card = default_card().to_json()
+    card_unit = json.loads(card)
+    card_unit["parameters"]["ea"]["unit"] = "J"
+    spec = json.loads(default_variation().to_json())
+    dup = dict(spec, variations=[*spec["variations"], spec["variations"][0]])
+    mixed = dict(spec, variations=[
+        {"parameter": "eh", "kind": "d2d", "distribution": "lognormal", "sigma": 0.02},
+        {"parameter": "eh", "kind": "c2c", "distribution": "normal", "sigma": 0.05}])
+    return {
+        "c.json": card,
+        "unit.json": json.dumps(card_unit),
+        "v.json": default_variation().to_json(),
+        "huge_sigma.json": _variation(distribution="lognormal", parameter="kth", sigma=1000),
+        "bool_sigma.json": _variation(sigma=True),
+        "dup.json": json.dumps(dup),
+        "mixed.json": json.dumps(mixed),
+        "latin1.json": NOT_UTF8,
+        "latin1.csv": b"cycle,time_s,V_V,I_A\n1,0,0,1e-9 \xb5A\n",
+        "empty.csv": "",
+        "header.csv": "cycle,time_s,V_V,I_A\n",
+        "iv.csv": _loop_csv(),
+        "huge_iv.csv": _loop_csv(scale=1e30),
+        "dist.csv": _distribution(),
+        "flat.csv": _distribution(v_reset="1.0"),
+        "half_cycle.csv": _distribution(cycle="0.5"),
+        "garbage_cycle.csv": _distribution(cycle="garbage"),
+        "no_stages.json": json.dumps({"stages": []}),
+        "afile": "not a folder\n",
+    }
+
+
+# (id, arguments) — every one must be refused with exit 2 before anything is written
+CASES = [
+    # 1. an output that is an input
+    ("fit-out-is-data", ["fit", "iv.csv", "--out", "iv.csv"]),
+    ("fit-plot-is-data", ["fit", "iv.csv", "--out", "o.json", "--plot", "iv.csv"]),
+    ("sweep-out-is-card", ["sweep", "--card", "c.json", "--out", "c.json"]),
+    ("export-out-is-card", ["export", "--format", "spice", "--card", "c.json", "--out",
+                            "c.json"]),
+    ("netlist-out-is-card", ["netlist", "dc-loop", "--card", "c.json", "--out", "c.json"]),
+    ("mc-out-is-card", [*MC, "--card", "c.json", "--out", "c.json"]),
+    ("mc-out-is-variation", [*MC, "--variation", "v.json", "--out", "v.json"]),
+    ("mc-sidecar-is-card", [*MC, "--card", "c.json", "--out", "c"]),
+    ("fit-cycles-out-is-card", ["fit-cycles", "iv.csv", "--card", "c.json", "--out",
+                                "c.json"]),
+    ("fit-variation-out-is-data", ["fit-variation", "dist.csv", "--out", "dist.csv"]),
+    # 2. stimulus out of range (mc hung on it)
+    ("mc-v-set-1e6", [*MC, "--v-set", "1e6", "--out", "m.parquet"]),
+    ("mc-rate-1e300", [*MC, "--rate", "1e300", "--out", "m.parquet"]),
+    ("sweep-v-set-1e6", ["sweep", "--v-set", "1e6", "--out", "s.csv"]),
+    # 5. outputs that cannot be written
+    ("sweep-parent-is-file", ["sweep", "--out", "afile/s.csv"]),
+    ("card-parent-is-file", ["card", "--out", "afile/c.json"]),
+    ("export-parent-is-file", ["export", "--format", "veriloga", "--out", "afile/r.va"]),
+    ("netlist-parent-is-file", ["netlist", "dc-loop", "--out", "afile/d.cir"]),
+    ("mc-parent-is-file", [*MC, "--out", "afile/m.parquet"]),
+    ("fit-parent-is-file", ["fit", "iv.csv", "--out", "afile/o.json"]),
+    ("fit-cycles-parent-is-file", ["fit-cycles", "iv.csv", "--card", "c.json", "--out",
+                                   "afile/o.csv"]),
+    ("demo-parent-is-file", ["demo", "--out", "afile/demo"]),
+    ("card-read-only", ["card", "--out", "/sys/rram-card.json"]),
+    ("export-read-only", ["export", "--format", "spice", "--out", "/sys/rram.lib"]),
+    # 5. inputs that cannot be read
+    ("card-not-utf8", ["sweep", "--card", "latin1.json", "--out", "s.csv"]),
+    ("variation-not-utf8", [*MC, "--variation", "latin1.json", "--out", "m.parquet"]),
+    ("recipe-not-utf8", ["fit", "iv.csv", "--recipe", "latin1.json", "--out", "o.json"]),
+    ("iv-not-utf8", ["fit", "latin1.csv", "--out", "o.json"]),
+    ("dist-not-utf8", ["fit-variation", "latin1.csv", "--out", "o.json"]),
+    ("scatter-not-utf8", ["fit-variation", "dist.csv", "--scatter", "latin1.csv", "--out",
+                          "o.json"]),
+    ("fit-empty", ["fit", "empty.csv", "--out", "o.json"]),
+    ("fit-header-only", ["fit", "header.csv", "--out", "o.json"]),
+    ("fit-cycles-empty", ["fit-cycles", "empty.csv", "--card", "c.json", "--out", "o.csv"]),
+    ("fit-variation-empty", ["fit-variation", "empty.csv", "--out", "o.json"]),
+    ("scatter-empty", ["fit-variation", "dist.csv", "--scatter", "empty.csv", "--out",
+                       "o.json"]),
+    ("scatter-is-iv", ["fit-variation", "dist.csv", "--scatter", "iv.csv", "--out",
+                       "o.json"]),
+    ("mc-sigma-1000", [*MC, "--variation", "huge_sigma.json", "--out", "m.parquet"]),
+    ("mc-scheduler-bogus", [*MC, "--scheduler", "bogus", "--out", "m.parquet"]),
+    ("mc-scheduler-unreachable", [*MC, "--scheduler", "tcp://127.0.0.1:9", "--out",
+                                  "m.parquet"]),
+    # 6. a measured spread of zero
+    ("fit-variation-zero-spread", ["fit-variation", "flat.csv", "--out", "o.json"]),
+    # 7. a recipe with no stages
+    ("fit-no-stages", ["fit", "iv.csv", "--recipe", "no_stages.json", "--out", "o.json"]),
+    # 8. nonsense data
+    ("fit-currents-1e30", ["fit", "huge_iv.csv", "--out", "o.json"]),
+    ("fit-compliance-1", ["fit", "iv.csv", "--compliance", "1", "--out", "o.json"]),
+    # 9. names that break a target
+    ("export-name-module", ["export", "--format", "veriloga", "--name", "module", "--out",
+                            "r.va"]),
+    ("export-name-analog", ["export", "--format", "veriloga", "--name", "analog", "--out",
+                            "r.va"]),
+    ("export-name-exp", ["export", "--format", "veriloga", "--name", "exp", "--out", "r.va"]),
+    ("netlist-instance-gnd", ["netlist", "dc-loop", "--instance", "0", "--out", "d.cir"]),
+    # 10. silent leniency
+    ("card-unit-joule", ["sweep", "--card", "unit.json", "--out", "s.csv"]),
+    ("variation-sigma-true", [*MC, "--variation", "bool_sigma.json", "--out", "m.parquet"]),
+    ("variation-duplicate", [*MC, "--variation", "dup.json", "--out", "m.parquet"]),
+    ("variation-mixed", [*MC, "--variation", "mixed.json", "--out", "m.parquet"]),
+    ("dist-cycle-half", ["fit-variation", "half_cycle.csv", "--out", "o.json"]),
+    ("dist-cycle-garbage", ["fit-variation", "garbage_cycle.csv", "--out", "o.json"]),
+    ("option-reltol-negative", ["netlist", "dc-loop", "--option", "reltol=-1", "--out",
+                                "d.cir"]),
+    ("option-reltol-zero", ["netlist", "dc-loop", "--option", "reltol=0", "--out", "d.cir"]),
+    ("option-unknown", ["netlist", "dc-loop", "--option", "bogusopt=1", "--out", "d.cir"]),
+    ("tmax-tiny", ["netlist", "dc-loop", "--tmax", "1e-30", "--out", "d.cir"]),
+    ("sweep-missing-folder", ["sweep", "--out", "nope/s.csv"]),
+    ("mc-missing-folder", [*MC, "--out", "nope/m.parquet"]),
+    ("demo-missing-parent", ["demo", "--out", "nope/deeper"]),
+    ("fit-variation-plots-missing-parent", ["fit-variation", "dist.csv", "--out", "o.json",
+                                            "--plots", "nope/deeper"]),
+]
+
+
+def _snapshot(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file() else "dir" for p in sorted(folder.rglob("*"))}
+
+
+@pytest.mark.parametrize("args", [c[1] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_refused_in_one_line_and_nothing_is_written(args, tmp_path):
+    for name, content in _files().items():
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+    before = _snapshot(tmp_path)
+    run = subprocess.run([sys.executable, "-m", "rram.cli", *args], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    assert len(lines) == 1 and lines[0].startswith("Error: "), run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    assert _snapshot(tmp_path) == before
+    assert not Path("/sys/rram-card.json").exists()
+
+
+def test_every_command_has_a_case():
+    from rram.cli import main
+
+    tried = {c[1][0] for c in CASES}
+    assert set(main.commands) - {"generate"} <= tried
