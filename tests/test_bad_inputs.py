@@ -25,19 +25,15 @@ MC = ["mc", "--devices", "2", "--cycles", "1", "--seed", "1"]
 NOT_UTF8 = b'{"parameters": {"ea": {"value": 1.4, "desc": "caf\xe9"}}}'
 
 
-def _loop_csv(cycles: int = 2, scale: float = 1.0) -> str:
-    """The first ``cycles`` measured loops of the TUD device, in one file."""
-    lines = []
-    for name in ("set_IV_101cyc", "reset_IV_105cyc"):
-        text = Path(f"{TUD}_{name}.csv").read_text().splitlines()
-        header, rows = text[0], text[1:]
-        if not lines:
-            lines.append(header)
-        for row in rows:
-            cells = row.split(",")
-            if int(cells[0]) <= cycles:
-                cells[-1] = repr(float(cells[-1]) * scale)
-                lines.append(",".join(cells))
+def _sweeps_csv(name: str, cycles: int = 2, scale: float = 1.0) -> str:
+    """The first ``cycles`` measured sweeps of one polarity of the TUD device."""
+    text = Path(f"{TUD}_{name}.csv").read_text().splitlines()
+    lines = [text[0]]
+    for row in text[1:]:
+        cells = row.split(",")
+        if int(cells[0]) <= cycles:
+            cells[-1] = repr(float(cells[-1]) * scale)
+            lines.append(",".join(cells))
     return "\n".join(lines) + "\n"
 
 
@@ -84,8 +80,9 @@ def _files() -> dict[str, str | bytes]:
         "latin1.csv": b"cycle,time_s,V_V,I_A\n1,0,0,1e-9 \xb5A\n",
         "empty.csv": "",
         "header.csv": "cycle,time_s,V_V,I_A\n",
-        "iv.csv": _loop_csv(),
-        "huge_iv.csv": _loop_csv(scale=1e30),
+        "iv.csv": _sweeps_csv("set_IV_101cyc"),
+        "reset.csv": _sweeps_csv("reset_IV_105cyc"),
+        "huge_iv.csv": _sweeps_csv("set_IV_101cyc", scale=1e30),
         "dist.csv": _distribution(),
         "flat.csv": _distribution(v_reset="1.0"),
         "half_cycle.csv": _distribution(cycle="0.5"),
@@ -98,8 +95,9 @@ def _files() -> dict[str, str | bytes]:
 # (id, arguments) — every one must be refused with exit 2 before anything is written
 CASES = [
     # 1. an output that is an input
-    ("fit-out-is-data", ["fit", "iv.csv", "--out", "iv.csv"]),
-    ("fit-plot-is-data", ["fit", "iv.csv", "--out", "o.json", "--plot", "iv.csv"]),
+    ("fit-out-is-data", ["fit", "iv.csv", "reset.csv", "--out", "iv.csv"]),
+    ("fit-plot-is-data", ["fit", "iv.csv", "reset.csv", "--out", "o.json", "--plot",
+                          "reset.csv"]),
     ("sweep-out-is-card", ["sweep", "--card", "c.json", "--out", "c.json"]),
     ("export-out-is-card", ["export", "--format", "spice", "--card", "c.json", "--out",
                             "c.json"]),
@@ -107,8 +105,8 @@ CASES = [
     ("mc-out-is-card", [*MC, "--card", "c.json", "--out", "c.json"]),
     ("mc-out-is-variation", [*MC, "--variation", "v.json", "--out", "v.json"]),
     ("mc-sidecar-is-card", [*MC, "--card", "c.json", "--out", "c"]),
-    ("fit-cycles-out-is-card", ["fit-cycles", "iv.csv", "--card", "c.json", "--out",
-                                "c.json"]),
+    ("fit-cycles-out-is-card", ["fit-cycles", "iv.csv", "reset.csv", "--card", "c.json",
+                                "--out", "c.json"]),
     ("fit-variation-out-is-data", ["fit-variation", "dist.csv", "--out", "dist.csv"]),
     # 2. stimulus out of range (mc hung on it)
     ("mc-v-set-1e6", [*MC, "--v-set", "1e6", "--out", "m.parquet"]),
@@ -120,16 +118,17 @@ CASES = [
     ("export-parent-is-file", ["export", "--format", "veriloga", "--out", "afile/r.va"]),
     ("netlist-parent-is-file", ["netlist", "dc-loop", "--out", "afile/d.cir"]),
     ("mc-parent-is-file", [*MC, "--out", "afile/m.parquet"]),
-    ("fit-parent-is-file", ["fit", "iv.csv", "--out", "afile/o.json"]),
-    ("fit-cycles-parent-is-file", ["fit-cycles", "iv.csv", "--card", "c.json", "--out",
-                                   "afile/o.csv"]),
+    ("fit-parent-is-file", ["fit", "iv.csv", "reset.csv", "--out", "afile/o.json"]),
+    ("fit-cycles-parent-is-file", ["fit-cycles", "iv.csv", "reset.csv", "--card", "c.json",
+                                   "--out", "afile/o.csv"]),
     ("demo-parent-is-file", ["demo", "--out", "afile/demo"]),
     ("card-read-only", ["card", "--out", "/sys/rram-card.json"]),
     ("export-read-only", ["export", "--format", "spice", "--out", "/sys/rram.lib"]),
     # 5. inputs that cannot be read
     ("card-not-utf8", ["sweep", "--card", "latin1.json", "--out", "s.csv"]),
     ("variation-not-utf8", [*MC, "--variation", "latin1.json", "--out", "m.parquet"]),
-    ("recipe-not-utf8", ["fit", "iv.csv", "--recipe", "latin1.json", "--out", "o.json"]),
+    ("recipe-not-utf8", ["fit", "iv.csv", "reset.csv", "--recipe", "latin1.json", "--out",
+                         "o.json"]),
     ("iv-not-utf8", ["fit", "latin1.csv", "--out", "o.json"]),
     ("dist-not-utf8", ["fit-variation", "latin1.csv", "--out", "o.json"]),
     ("scatter-not-utf8", ["fit-variation", "dist.csv", "--scatter", "latin1.csv", "--out",
@@ -149,10 +148,12 @@ CASES = [
     # 6. a measured spread of zero
     ("fit-variation-zero-spread", ["fit-variation", "flat.csv", "--out", "o.json"]),
     # 7. a recipe with no stages
-    ("fit-no-stages", ["fit", "iv.csv", "--recipe", "no_stages.json", "--out", "o.json"]),
+    ("fit-no-stages", ["fit", "iv.csv", "reset.csv", "--recipe", "no_stages.json", "--out",
+                       "o.json"]),
     # 8. nonsense data
-    ("fit-currents-1e30", ["fit", "huge_iv.csv", "--out", "o.json"]),
-    ("fit-compliance-1", ["fit", "iv.csv", "--compliance", "1", "--out", "o.json"]),
+    ("fit-currents-1e30", ["fit", "huge_iv.csv", "reset.csv", "--out", "o.json"]),
+    ("fit-compliance-1", ["fit", "iv.csv", "reset.csv", "--compliance", "1", "--out",
+                          "o.json"]),
     # 9. names that break a target
     ("export-name-module", ["export", "--format", "veriloga", "--name", "module", "--out",
                             "r.va"]),
