@@ -79,10 +79,10 @@ def python_floor(repeat: int) -> dict:
     import numba
 
     from rram.circuits import CIRCUIT_KINDS
-    from rram.engine import integrator as ig
     from rram.engine.run import PARAMETER_NAMES, Options, simulate
     from rram.engine.stimulus import dc_loops
     from rram.mc import MonteCarlo
+    from rram.status import Stat
 
     proto = MonteCarlo(devices=1, cycles=1, seed=1).protocol
     st = dc_loops(proto.v_set, proto.v_reset, proto.rate)
@@ -118,11 +118,11 @@ def python_floor(repeat: int) -> dict:
            "measured": 1000 / best}
     for label, r in rows.items():
         full, s = r["full"], r["set"]
-        kernel = full[ig.STAT_JAC] * t_jac + full[ig.STAT_NEWTON] * t_res
+        kernel = full[Stat.JAC] * t_jac + full[Stat.NEWTON] * t_res
         out[label] = {
-            "steps": full[ig.STAT_STEPS], "rejected": full[ig.STAT_REJECTED],
-            "residuals": full[ig.STAT_NEWTON], "jacobians": full[ig.STAT_JAC],
-            "set_steps": s[ig.STAT_STEPS] + s[ig.STAT_REJECTED],
+            "steps": full[Stat.STEPS], "rejected": full[Stat.REJECTED],
+            "residuals": full[Stat.NEWTON], "jacobians": full[Stat.JAC],
+            "set_steps": s[Stat.STEPS] + s[Stat.REJECTED],
             "kernel_ms": kernel * 1e3, "ceiling": threads / kernel}
     return out
 

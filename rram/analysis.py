@@ -27,6 +27,7 @@ import pandas as pd
 from .engine.static import read_resistance
 from .equations import NM
 from .events import phase_event_times, switching_rule
+from .status import succeeded
 
 METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
                   "i_peak_A", "i_reset_A", "t_max_K", "reason")
@@ -64,7 +65,7 @@ def loop_metrics(
     ev = res.events
     rows, states, cards = [], [], []
     for d, st in enumerate(res.stimuli):
-        if res.status[d] not in (0, 5):
+        if not succeeded(res.status[d]):
             continue
         tamb = res.cards[d]["tamb"]
         phases = np.array(st.phases)

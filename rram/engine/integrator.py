@@ -32,30 +32,16 @@ from numba import njit, prange
 
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
 from ..events import DROP, DROP_FLOOR
+from ..status import Stat, Status
 
-OK = 0
-MAX_STEPS = 1
-STEP_TOO_SMALL = 2
-DC_FAILED = 3
-NON_FINITE = 4
-STOPPED = 5  # success: the stop current was reached (see STAT_STOP_TIME)
-
-STATUS_TEXT = {
-    OK: "ok",
-    MAX_STEPS: "the step limit was hit",
-    STEP_TOO_SMALL: "the time step fell below the minimum (hmin): Newton kept failing "
-    "there, or the error test for more than 200 steps in a row",
-    DC_FAILED: "the initial operating point did not converge",
-    NON_FINITE: "a non-finite value appeared in the solution",
-    STOPPED: "stopped: the stop current was reached",
-}
-
-# Columns of the per-device statistics array.
-STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC, STAT_FORCED = \
-    range(7)
+# numba reads module globals as compile-time constants: plain ints of the contract
+OK, MAX_STEPS, STEP_TOO_SMALL, DC_FAILED, NON_FINITE, STOPPED = (
+    int(Status.OK), int(Status.MAX_STEPS), int(Status.STEP_TOO_SMALL),
+    int(Status.DC_FAILED), int(Status.NON_FINITE), int(Status.STOPPED))
+STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC, \
+    STAT_FORCED = (int(s) for s in Stat)
 #: Steps in a row that may be accepted at that resolution with the error test failing.
 MAX_FORCED = 200
-N_STATS = 7
 #: Safety factor of the step-size controller (the new step aims at this fraction of the
 #: step the error estimate allows).  0.75 rejects far fewer steps (37 instead of 162 of a
 #: default DC loop, 16 % fewer model evaluations) but moves results by ~rtol, and the TUD

@@ -19,7 +19,7 @@ from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import GAP_CLOSED_NM
 from ..params import Card
-from .jit import integrator as ig
+from ..status import N_STATS, Stat, Status, succeeded
 from .stimulus import Stimulus
 
 #: Unknowns of every engine circuit, in kernel order.
@@ -95,15 +95,15 @@ class SimResult:
 
     def failures(self) -> list[tuple[int, str, float]]:
         return [
-            (d, ig.STATUS_TEXT[int(s)], float(self.stats[d, ig.STAT_FAIL_TIME]))
+            (d, Status(int(s)).text, float(self.stats[d, Stat.FAIL_TIME]))
             for d, s in enumerate(self.status)
-            if s not in (ig.OK, ig.STOPPED)
+            if not succeeded(s)
         ]
 
     @property
     def stop_times(self) -> np.ndarray:
         """Time (s) each device reached its stop current; NaN where it did not."""
-        return np.where(self.status == ig.STOPPED, self.stats[:, ig.STAT_STOP_TIME], np.nan)
+        return np.where(self.status == Status.STOPPED, self.stats[:, Stat.STOP_TIME], np.nan)
 
     def raise_on_failure(self) -> None:
         fails = self.failures()
@@ -283,8 +283,10 @@ def simulate(
     gap_closed = GAP_CLOSED_NM - state_offsets(card_list)[:, 0]
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
+    from .jit import integrator as ig  # the compiled engine loads on first simulation
+
     status = np.zeros(n, np.int64)
-    stats = np.zeros((n, ig.N_STATS))
+    stats = np.zeros((n, N_STATS))
     chunks = range(0, n, opts.chunk)
     if progress:
         from tqdm import tqdm

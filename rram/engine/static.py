@@ -16,7 +16,7 @@ from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS
 from ..equations import NM
 from ..errors import ConvergenceError
 from ..params import Card
-from .jit import integrator as ig
+from ..status import Status
 
 READ_SOURCE_RESISTANCE = 1e-6  # Ohm
 
@@ -42,6 +42,8 @@ def solve_static(
     Returns ``current_A`` (into te), ``temperature_K`` and the internal node voltages.
     Raises :class:`ConvergenceError` naming the first device that does not converge.
     """
+    from .jit import integrator as ig  # the compiled engine loads on first solve
+
     n = len(cards)
     gap = np.broadcast_to(np.asarray(gap_nm, float), (n,))
     width = np.broadcast_to(np.asarray(width_nm, float), (n,))
@@ -58,7 +60,7 @@ def solve_static(
     # The tip voltage splits v between the CF body and the gap: mid-way first, then the
     # two ends for the devices Newton lost (a fully open gap takes all of v)
     for tip_fraction in TIP_GUESSES:
-        todo = np.flatnonzero(status != ig.OK)
+        todo = np.flatnonzero(status != Status.OK)
         if not todo.size:
             break
         Yt = np.zeros((todo.size, 7))
@@ -70,7 +72,7 @@ def solve_static(
         ig.dc_batch(CIRCUIT_KINDS.index("resistor"), np.ascontiguousarray(P[todo]),
                     np.ascontiguousarray(U[todo]), Yt, frozen, atol, 1e-9, lim, st)
         Y[todo], status[todo] = Yt, st
-    bad = np.flatnonzero(status != ig.OK)
+    bad = np.flatnonzero(status != Status.OK)
     if bad.size:
         d = int(bad[0])
         raise ConvergenceError(

@@ -18,6 +18,7 @@ from ..engine.run import simulate
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..params import Card
+from ..status import Status
 from .data import IVCurve
 
 #: Currents below this (A) are instrument noise: both sides are floored before the log.
@@ -168,7 +169,8 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]) -> LoopSimulation:
     set_segments = np.array([ph == "set" for ph in st.phases])
     gap, width = np.full_like(out, np.nan), np.full_like(out, np.nan)
     for d in range(len(cards)):
-        if res.status[d] in (0, 1):
+        # a loop cut short by the step limit still shows its measured part
+        if res.status[d] in (Status.OK, Status.MAX_STEPS):
             a = res.device_arrays(d)
             if len(a["current_A"]) == out.shape[1]:
                 out[d] = a["current_A"]

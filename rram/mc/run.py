@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..events import phase_event_times, switching_rule
 from ..model import MODEL
 from ..params import Card
+from ..status import Status
 from ..variation import HELD, VariationSpec, default_variation
 from .draws import draw, draw_d2d
 
@@ -210,7 +211,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             res = _simulate(mc, st, cards, event)
             ev = res.events
             for j, i in enumerate(alive):
-                if res.status[j] != 0:
+                if res.status[j] != Status.OK:
                     why = dict((d, (w, t)) for d, w, t in res.failures())[j]
                     error[i] = f"{event} of cycle {cycle}: {why[0]} at t = {why[1]:.4g} s"
                     continue

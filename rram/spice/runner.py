@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..circuits import CIRCUIT_PARAMETERS
-from ..engine.jit import integrator as ig
 from ..engine.run import UNKNOWNS, SimResult, electrodes, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import EVENT_KEYS, segment_events
 from ..params import Card
+from ..status import N_STATS, Stat, Status
 from . import models
 from .ngspice import NgspiceSession
 from .testbench import ModelRef, Testbench, render_batch
@@ -173,7 +173,7 @@ def simulate_spice(
     nseg_max = max(s.times.size - 1 for s in stimuli)
     events = {k: np.full((n, nseg_max), np.nan) for k in EVENT_KEYS}
     status = np.zeros(n, np.int64)
-    stats = np.zeros((n, ig.N_STATS))
+    stats = np.zeros((n, N_STATS))
     samples: list[np.ndarray | None] = [None] * n
     retries = np.zeros(n, np.int64)
 
@@ -195,16 +195,16 @@ def simulate_spice(
         ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
-        stats[d, ig.STAT_STEPS] = t.size
+        stats[d, Stat.STEPS] = t.size
         samples[d] = _samples(t, wave, card, st, circuit)
 
     def single(d: int) -> None:
         try:
             wave, retries[d] = _run_with_retries(session, bench(d), opts)
         except ConvergenceError as err:
-            status[d] = ig.STEP_TOO_SMALL
+            status[d] = Status.STEP_TOO_SMALL
             retries[d] = len(opts.retry_scales)
-            stats[d, ig.STAT_FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
+            stats[d, Stat.FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
             samples[d] = np.full((stimuli[d].sample_times.size, len(UNKNOWNS)), np.nan)
             return
         store(d, wave)
