@@ -70,13 +70,18 @@ which also writes OSDI decks with `--model osdi --model-path FILE.osdi`):
 |---|---|
 {rows}
 
-Decks use `.options method=gear reltol=1e-4` (OSDI decks add `klu`; the subcircuit runs
+Decks use `.options method=gear reltol=1e-4` (OSDI decks add `klu num_threads=1` and
+`set num_threads=1` next to `pre_osdi`: ngspice 46 evaluates OSDI models with OpenMP, many
+times slower on a loaded machine, and the `set` overrides the spinit's `num_threads`,
+which `.options` does not; the subcircuit runs
 with ngspice's default Sparse 1.3, which re-pivots through the abrupt SET where KLU's fixed
 pivots meet a singular matrix): Gear (BDF2) is L-stable, while
 trapezoidal integration rings on the ~10 ps thermal node and on the stiff SET; at
 ngspice's default reltol = 1e-3 the RESET onset of a 1T1R cell can move by tens of per
 cent.  For reference-grade accuracy of fast transients (overshoot), tighten further
-(`--option reltol=1e-6 --option chgtol=1e-18 --option abstol=1e-15`).
+(`--option reltol=1e-6 --option chgtol=1e-18 --option abstol=1e-15`).  `--option` takes
+the ngspice options of `rram.spice.validate.NGSPICE_OPTIONS` within their ranges, and
+`--tmax` lies between max(1 fs, 1e-9 of the stop time) and the stop time.
 """
 
 

@@ -18,6 +18,10 @@ extras="${RRAM_EXTRAS:-all}"
 python="${PYTHON:-python3}"
 min_ngspice=40
 
+# shellcheck source=scripts/debian_mirror.sh
+. "$repo/scripts/debian_mirror.sh"
+apt_dir="${RRAM_APT_DIR:-/etc/apt}"
+
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
@@ -52,11 +56,13 @@ install_ngspice() {
     export DEBIAN_FRONTEND=noninteractive
     local target=()
     if [ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ]; then
-        # Debian 12 ships ngspice 39 (no OSDI); backports carries 46.
-        local list=/etc/apt/sources.list.d/bookworm-backports.list
-        if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-            say "adding bookworm-backports to $list"
-            echo 'deb http://deb.debian.org/debian bookworm-backports main' | as_root tee "$list" >/dev/null
+        # Debian 12 ships ngspice 39 (no OSDI); backports carries 46.  The backports
+        # entry uses the mirror the system already uses (a local mirror keeps working).
+        local list="$apt_dir/sources.list.d/bookworm-backports.list" line
+        if ! grep -rqs 'bookworm-backports' "$apt_dir/sources.list" "$apt_dir/sources.list.d/"; then
+            line="$(backports_line bookworm)" || die "cannot add bookworm-backports: no Debian mirror in the APT sources"
+            say "adding '$line' to $list"
+            echo "$line" | as_root tee "$list" >/dev/null
         fi
         target=(-t bookworm-backports)
     fi

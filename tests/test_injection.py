@@ -73,7 +73,7 @@ def test_a_valid_deck_has_no_control_block_except_loading_osdi():
     assert ".control" not in text.lower() and "shell" not in text.lower()
     text = Testbench("1t1r", STIMULUS, model=ModelRef("osdi", "rram.osdi")).render()
     block = text.split(".control\n")[1].split(".endc")[0]
-    assert block == "pre_osdi rram.osdi\n"
+    assert block == "pre_osdi rram.osdi\nset num_threads=1\n"
 
 
 CLI_CASES = [

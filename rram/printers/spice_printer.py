@@ -1,19 +1,25 @@
-"""Render the model to an ngspice subcircuit (no Verilog-A needed).
+r"""Render the model to an ngspice subcircuit (no Verilog-A needed).
 
 Every branch becomes a B-source (``I = flow``) and, where it has a charge, a capacitor;
-the states live on internal nodes held by those capacitors.  Two intermediates, the
-local temperature and the gap drive voltage, are placed on internal nodes of their own
-(voltage-defined B-sources) so that no expression is repeated inside another, which
-keeps the B-source expressions a few hundred operations long.  The smooth building
-blocks are ``.func`` definitions inside the subcircuit.
+the states live on internal nodes held by those capacitors.  The intermediates listed in
+``Model.aux_nodes`` (the four log-rates) are placed on auxiliary nodes of their own, as
+a current into a 1 Ω resistor offset by :data:`AUX_OFFSET`, so that no expression is
+repeated inside another, which keeps the B-source expressions a few hundred operations
+long.  Parameter-only sub-expressions become ``.param`` lines (evaluated once per
+instance); the smooth building blocks are ``.func`` definitions inside the subcircuit.
+Selected lines of the output (the default card; long lines cut here)::
 
-Sample of the output::
-
-    .subckt rram te be polarity=1.0 x0=3e-09 ...
-    .func rr_safe_exp(arg) {exp(min(arg, 80.0))*(1 + max(arg - 80.0, 0))}
-    Bt_safe t_safe 0 V = tfloor + 0.1*tfloor*rr_softplus(...)
-    Bbr_cf ti tip I = polarity*(...)
-    Cbr_x gap 0 1.0
+    >>> from rram.model import MODEL
+    >>> lines = render_subckt(MODEL).splitlines()
+    >>> keep = (".subckt", ".param ea_eff", ".func rr_safe_exp", "Rln_rate_hop", "Bbr_cf",
+    ...         "Cbr_x", ".ends")
+    >>> print("\n".join(line[:64] for line in lines if line.startswith(keep)))
+    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dea=0.0 deh=
+    .param ea_eff = {ea + dea}
+    .func rr_safe_exp(arg) {exp(min(arg, 40.0))*(1 + max(arg - 40.0,
+    Rln_rate_hop ln_rate_hop 0 1
+    Bbr_cf ti tip I = polarity*(0.7853981633974483*(1e-09*(hp17 - hp
+    Cbr_x dgap 0 1.0
     .ends rram
 """
 
@@ -22,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import names as reserved_names
+from ..errors import InputError
 from ..expr import EXP_LIMIT, ZERO, Expr, diff, neg, symbols, walk
 from ..model import GROUND, Model, node_symbol
 from ..params import Card
@@ -147,6 +155,9 @@ def render_subckt(
 ) -> str:
     """The ``.subckt`` text.  ``expose`` lists internal nodes to make ports (for static
     probing of the equations); parameter defaults come from ``card``."""
+    problem = reserved_names.problem(name)
+    if problem:
+        raise InputError(f"subcircuit name {name!r} {problem}")
     aux = _aux_lets(model)
     ports = [*model.ports, *expose]
     internal = [n.name for n in model.nodes if n.name not in expose]

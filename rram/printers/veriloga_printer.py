@@ -1,4 +1,4 @@
-"""Render the model to a CMC-style Verilog-A module.
+r"""Render the model to a CMC-style Verilog-A module.
 
 Sections in CMC order: header, includes and the smooth-function macros, ports and
 internal nodes, named branches, parameters (each with a range, ``units`` and ``desc``,
@@ -6,24 +6,35 @@ grouped by physics), operating-point outputs, and one ``analog`` block that comp
 named intermediates as ``real`` variables and contributes flows and ``ddt`` of charges.
 No hidden state, no ``idt``, no events, no ``$bound_step``, no random functions.
 
-Sample of the output::
+Each state node carries its rate, the weak anchor ``state/thold`` and ``ddt`` of the
+state (rram/model.py); names a user chooses are checked against the reserved words of
+every target (:mod:`rram.names`).  Selected lines of the output (the default card)::
 
-    (* units="eV", desc="Vacancy-generation barrier, SET ..." *)
-    parameter real ea = 1.45 from [0.1:4.0];
+    >>> from rram.model import MODEL
+    >>> lines = render_module(MODEL).splitlines()
+    >>> keep = ("module", "    electrical dgap", "    parameter real ea ", "    analog",
+    ...         "        I(br_gap)", "        I(br_x)", "endmodule")
+    >>> print("\n".join(line for line in lines if line.startswith(keep)))
+    module rram(te, be);
+        electrical dgap;  // state: change of the gap since x0, x - x0 [nm]
+        parameter real ea = 1.65 from [0.1:4.0];
+        analog begin
+            I(br_gap) <+ polarity*i_gap;
+            I(br_x) <+ -(dx_dt/1e-09 + x_recovery) + V(dgap)/thold + ddt(V(dgap));
+    endmodule
+    >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
     ...
-    analog begin
-        v_cell = polarity*V(br_cell);
-        ...
-        I(br_gap) <+ polarity*i_gap;
-        I(br_x) <+ ddt(V(dgap));
-    end
+    rram.errors.InputError: module name 'analog' is reserved (a Verilog-A/Verilog-AMS ...
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import names as reserved_names
 from ..constants import KB_EV
+from ..errors import InputError
 from ..expr import EXP_LIMIT, ZERO, Expr, walk
 from ..model import GROUND, Model
 from ..params import Card, Parameter
@@ -91,6 +102,9 @@ def render_module(
     expose: Sequence[str] = (),
 ) -> str:
     """The module text.  ``expose`` lists internal nodes to make ports (static probing)."""
+    problem = reserved_names.problem(name)
+    if problem:
+        raise InputError(f"module name {name!r} {problem}")
     ports = [*model.ports, *expose]
     internal = [n for n in model.nodes if n.name not in expose]
     roots: list[Expr] = [b.flow for b in model.branches] + [b.charge for b in model.branches]

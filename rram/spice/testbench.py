@@ -34,13 +34,23 @@ from . import validate
 
 KINDS = ("resistor", "compliance", "1t1r")
 MODELS = ("subckt", "osdi")
-INTEGRATION_METHODS = ("trap", "gear")
+INTEGRATION_METHODS = validate.NGSPICE_OPTIONS["method"].choices
 #: Gear (BDF2) is L-stable: trapezoidal integration rings on the ~10 ps thermal node
 #: and on the stiff SET/RESET state equations when steps are much longer than those.
 #: reltol = 1e-4: at ngspice's 1e-3 the RESET onset of a 1T1R cell can move by tens of
 #: per cent (the runaway amplifies the state error); at 1e-4 it moves by a few per cent
 #: and the resistances by < 0.5 % (tests/test_spice_transient.py uses tighter ones).
 DEFAULT_OPTIONS: dict[str, float | str] = {"method": "gear", "reltol": 1e-4}
+#: Why every OSDI deck sets ``num_threads=1`` (written into the deck as a comment).
+#: ngspice 46 evaluates OSDI models with OpenMP; Debian's spinit sets
+#: ``num_threads=8``, and on a loaded 2-core machine a 20-loop 1T1R deck took 5.6-7.9 s
+#: with it and 0.5 s with one thread.  ``.options num_threads=1`` alone does not help
+#: there: the spinit's global variable shadows the deck's option, so decks that load the
+#: model themselves also ``set num_threads=1`` in their ``.control`` block (the runner's
+#: session sets it once for the shared library, :mod:`rram.spice.ngspice`).
+OSDI_THREADS_NOTE = ("* num_threads=1: ngspice 46 evaluates OSDI models with OpenMP threads, "
+                     "10-80x slower on a loaded machine; 'set num_threads=1' beside pre_osdi "
+                     "overrides spinit's value, which .options alone does not")
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
@@ -92,7 +102,7 @@ class Testbench:
     def __post_init__(self) -> None:
         if self.circuit not in KINDS:
             raise InputError(f"testbench circuit {self.circuit!r}: valid are {', '.join(KINDS)}")
-        validate.identifier(self.instance, "instance name")
+        validate.identifier(self.instance, "instance name", targets=("spice",))
         unknown = sorted(set(self.circuit_params) - set(CIRCUIT_DEFAULTS))
         if unknown:
             raise InputError(f"unknown circuit parameter(s) {', '.join(unknown)}; valid: "
@@ -102,7 +112,7 @@ class Testbench:
             if problem:
                 raise InputError(f"circuit parameter {k}: {problem}")
         if self.tmax is not None:
-            validate.number(self.tmax, "tmax", positive=True)
+            validate.max_step(self.tmax, float(self.stimulus.times[-1]))
         if any(c in self.title for c in "\n\r"):
             raise InputError("the title must be one line")
         self._option_text()
@@ -149,8 +159,16 @@ class Testbench:
         if self.model.kind == "subckt":
             return [f".include {self.model.path}"]
         if self.model.in_deck_osdi:
-            return [".control", f"pre_osdi {self.model.path}", ".endc"]
+            return [".control", f"pre_osdi {self.model.path}", f"set {self._threads()}",
+                    ".endc"]
         return []
+
+    def _threads(self) -> str:
+        """``num_threads=N`` of an OSDI deck: 1 unless the user's options say otherwise."""
+        for name, value in self.options.items():
+            if isinstance(name, str) and name.lower() == "num_threads":
+                return validate.option(name, value)[1]
+        return "num_threads=1"
 
     def _instance_lines(self, suffix: str) -> list[str]:
         vals = self._params()
@@ -188,26 +206,31 @@ class Testbench:
         return t, v
 
     def _option_text(self) -> str:
-        """``.options`` words: the sparse solver, then the user's (names checked, numbers
-        finite).
+        """``.options`` words: the solver and thread settings of the rendering, then the
+        defaults and the user's entries, each checked against
+        :data:`rram.spice.validate.NGSPICE_OPTIONS` (name and range).
 
         The solver depends on the rendering.  OSDI decks use KLU: with ngspice's default
         Sparse 1.3 a 1T1R cell whose transistor is off at t = 0 meets a near-singular DC
         matrix.  Subcircuit decks use Sparse 1.3: KLU refactorises with the pivots of the
         first factorisation, and the B-sources' Jacobian changes by decades at the abrupt
         SET and at a RESET through a series resistance (KLU then reports a singular
-        matrix and the step collapses), while Sparse 1.3 re-pivots and runs every deck."""
-        words = ["klu"] if self.model.kind == "osdi" else []
+        matrix and the step collapses), while Sparse 1.3 re-pivots and runs every deck.
+        OSDI decks also set ``num_threads=1`` (:data:`OSDI_THREADS_NOTE`).  A user's
+        ``klu``/``sparse``/``num_threads`` entry replaces the rendering's choice."""
+        entries: dict[str, str] = {}
         for name, value in {**DEFAULT_OPTIONS, **self.options}.items():
-            validate.identifier(name, "ngspice option")
-            if name.lower() == "method":
-                if value not in INTEGRATION_METHODS:
-                    raise InputError(f"option method={value!r}: valid are "
-                                     + ", ".join(INTEGRATION_METHODS))
-                words.append(f"method={value}")
-            else:
-                words.append(f"{name}={validate.number(value, f'option {name}')}")
-        return " ".join(words)
+            key, text = validate.option(name, value)
+            entries[key] = text
+        if "klu" in entries and "sparse" in entries:
+            raise InputError("options klu and sparse exclude each other: give one")
+        words = []
+        if self.model.kind == "osdi":
+            if "klu" not in entries and "sparse" not in entries:
+                words.append("klu")
+            if "num_threads" not in entries:
+                words.append(self._threads())
+        return " ".join(words + list(entries.values()))
 
     def _cell_lines(self, suffix: str) -> list[str]:
         """The cell and its circuit, on nodes te<suffix>, mid<suffix>."""
@@ -235,8 +258,10 @@ class Testbench:
 
     def _deck(self, cells: list[str], vectors: list[str], title: str) -> str:
         st = self.stimulus
-        out = [f"* {title}", "* generated by rram; circuit " + self.circuit,
-               f".options {self._option_text()}", *self._model_header()]
+        out = [f"* {title}", "* generated by rram; circuit " + self.circuit]
+        if self.model.kind == "osdi":
+            out.append(OSDI_THREADS_NOTE)
+        out += [f".options {self._option_text()}", *self._model_header()]
         out += self._pwl("Vbl", "bl", st.times, st.volts)
         if self.circuit == "1t1r":
             out.append(f"Vgate gate 0 {validate.number(st.v_gate, 'gate voltage')}")
