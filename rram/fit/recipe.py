@@ -169,8 +169,10 @@ class Recipe:
                        bounds={k: tuple(v) if isinstance(v, list) else v
                                for k, v in bounds.items()},
                        log_parameters=tuple(log_parameters), **data)
-        except (TypeError, InputError) as exc:
+        except TypeError as exc:
             raise InputError(f"{source}: not a valid fitting recipe: {exc}") from None
+        except InputError as exc:
+            raise InputError(f"{source}: {str(exc).removeprefix('recipe: ')}") from None
 
 
 def load_recipe(path: str | Path) -> Recipe:
