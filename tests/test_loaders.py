@@ -151,6 +151,9 @@ def test_scatter_loader_reads_fit_cycles_tables_and_refuses_bad_rows(tmp_path):
 
 
 def test_scatter_sigmas_refuse_tables_without_enough_fits_or_with_kth_zero():
+    iv = pd.DataFrame({"cycle": [1], "time": [0.0], "V": [0.0], "I": [0.0]})
+    with pytest.raises(InputError, match=r"missing column\(s\) ea, eh, kth, error"):
+        scatter_sigmas(iv)
     failed = pd.DataFrame({"cycle": [1, 2], "ea": [np.nan] * 2, "eh": [np.nan] * 2,
                            "kth": [np.nan] * 2, "error": ["RuntimeError: x"] * 2})
     with pytest.raises(InputError, match="0 successful per-cycle fit"):
