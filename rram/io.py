@@ -1,14 +1,82 @@
-"""File output: atomic (a reader never sees a half-written file), only into folders
-that exist, and with OS refusals turned into errors that name the path and the reason."""
+"""File input and output.
+
+Input is strict: :func:`read_text` is the one way a loader reads a file (UTF-8, with an
+optional byte-order mark; anything else is an :class:`~rram.errors.InputError` naming
+the file and the byte offset), and :func:`read_table` the one way it reads a CSV.
+Output is atomic (a reader never sees a half-written file), goes only into folders that
+exist, and OS refusals become errors that name the path and the reason.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """The text of ``path`` (``what`` names it in messages: "card", "recipe", ...).
+
+    A missing or unreadable file, a directory, or bytes that are not UTF-8 raise
+    :class:`InputError` with the path and the reason (for bad bytes: their offset and
+    line).  A leading UTF-8 byte-order mark (spreadsheet exports) is dropped."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    body = raw[len(_BOM):] if raw.startswith(_BOM) else raw
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + (len(raw) - len(body))
+        line = raw[:offset].count(b"\n") + 1
+        raise InputError(f"{what} {path}: not UTF-8 text: byte 0x{raw[offset]:02x} at byte "
+                         f"offset {offset} (line {line}); save the file as UTF-8") from None
+
+
+def read_table(path: str | Path, what: str, required: Sequence[str] = ()) -> pd.DataFrame:
+    """A CSV file as strings (``dtype=str``; empty cells are NaN), read strictly.
+
+    Refuses, naming the file: unreadable or non-UTF-8 bytes (:func:`read_text`), an
+    empty file, a header without data rows, a malformed CSV, and missing ``required``
+    columns (named).  Blank lines are kept as rows, so row ``k`` of the frame is line
+    ``k + 2`` of the file (header = line 1) and a blank line is reported, not skipped."""
+    import pandas as pd
+
+    path = Path(path)
+    text = read_text(path, what)
+    if not text.strip():
+        raise InputError(f"{what} {path} is empty (expected a CSV header and data rows)")
+    # trailing blank lines are no rows; blank lines within the data are reported
+    text = text.rstrip("\r\n") + "\n"
+    header = next(csv.reader(io.StringIO(text)))
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:  # pandas would rename the second one silently
+        raise InputError(f"{what} {path}: column(s) {', '.join(twice)} appear more than once")
+    try:
+        frame = pd.read_csv(io.StringIO(text), dtype=str, skip_blank_lines=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        raise InputError(f"{what} {path}: not a CSV file ({exc})") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise InputError(f"{what} {path}: missing column(s) {', '.join(missing)} "
+                         f"(need {', '.join(required)}; have {', '.join(frame.columns)})")
+    if frame.empty:
+        raise InputError(f"{what} {path} has a header but no data rows")
+    return frame
 
 
 def _refusal(path: Path, exc: OSError) -> InputError:

@@ -18,7 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .checks import is_number
 from .errors import CardError
+from .io import read_text
 
 #: Names must be lower-case identifiers: they are used verbatim in SPICE and Verilog-A.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -98,7 +100,7 @@ class Parameter:
 
     def check(self, value: Any) -> str | None:
         """Return a message if ``value`` is not acceptable, else ``None``."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):  # a JSON true or "1.4" is no number
             return f"{value!r} is not a number"
         value = float(value)
         if not math.isfinite(value):
@@ -231,8 +233,24 @@ class Card:
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def card_values_from_json(text: str, source: str = "<card>") -> tuple[str, dict[str, Any], dict]:
-    """Parse card JSON: ``{"parameters": {name: value | {"value": v}}}`` or a flat mapping."""
+#: Keys of a card entry ``{"value": v, "unit": u}``; any other key is refused (a typo
+#: such as "units" would otherwise be ignored).
+ENTRY_KEYS = ("value", "unit")
+
+
+def unit_key(unit: str) -> str:
+    """A unit spelling reduced for comparison: Ω/Ohm/ohm/ohms are one, ``·`` is ``*``,
+    and ``-``, ``–`` or ``1`` mean dimensionless (``""``).  Case matters otherwise
+    (mS is not MS)."""
+    u = unit.strip().replace("\u03a9", "Ohm").replace("\u2126", "Ohm").replace("\u00b7", "*")
+    u = re.sub(r"(?i)\bohms?\b", "Ohm", u).replace(" ", "")
+    return "" if u in ("-", "\u2013", "1") else u
+
+
+def card_values_from_json(text: str, source: str = "<card>"
+                          ) -> tuple[str, dict[str, Any], dict, dict[str, Any]]:
+    """Parse card JSON: ``{"parameters": {name: value | {"value": v, "unit": u}}}`` or a
+    flat mapping.  Returns the name, the values, the metadata and the units given."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -243,24 +261,43 @@ def card_values_from_json(text: str, source: str = "<card>") -> tuple[str, dict[
     if not isinstance(params, dict):
         raise CardError(f"{source}: missing the 'parameters' object")
     values: dict[str, Any] = {}
+    units: dict[str, Any] = {}
     for key, entry in params.items():
-        value = entry.get("value") if isinstance(entry, dict) else entry
-        if isinstance(entry, dict) and "value" not in entry:
-            raise CardError(f"{source}: parameter {key} has no 'value'")
-        values[key] = value
+        if isinstance(entry, dict):
+            if "value" not in entry:
+                raise CardError(f"{source}: parameter {key} has no 'value'")
+            extra = sorted(set(entry) - set(ENTRY_KEYS))
+            if extra:
+                raise CardError(f"{source}: parameter {key}: unknown key(s) "
+                                f"{', '.join(map(repr, extra))} (valid: value, unit)")
+            if "unit" in entry:
+                units[key] = entry["unit"]
+        values[key] = entry.get("value") if isinstance(entry, dict) else entry
     name = data.get("name", "rram") if "parameters" in data else "rram"
     meta = data.get("meta", {}) if "parameters" in data else {}
-    return str(name), values, dict(meta) if isinstance(meta, dict) else {}
+    return str(name), values, dict(meta) if isinstance(meta, dict) else {}, units
+
+
+def check_units(units: Mapping[str, Any], parameters: Iterable[Parameter]) -> None:
+    """Every unit a card gives must be its parameter's declared unit (:func:`unit_key`):
+    a value in joules where electronvolts are meant must not run."""
+    by_name = {p.name: p for p in parameters}
+    for name, unit in units.items():
+        p = by_name.get(name)
+        if p is None:
+            continue  # an unknown name is refused with the others by Card.from_values
+        if not isinstance(unit, str) or unit_key(unit) != unit_key(p.unit):
+            raise CardError(f"parameter {name}: unit {unit!r} is not its unit "
+                            f"{p.unit!r} (give the value in {p.unit or 'no unit'}, "
+                            f"or drop the 'unit' key)")
 
 
 def read_card_file(path: str | Path, parameters: Iterable[Parameter], constraints=()) -> Card:
     path = Path(path)
+    params = tuple(parameters)
+    name, values, meta, units = card_values_from_json(read_text(path, "card"), str(path))
     try:
-        text = path.read_text()
-    except OSError as exc:
-        raise CardError(f"cannot read card {path}: {exc.strerror}") from None
-    name, values, meta = card_values_from_json(text, str(path))
-    try:
-        return Card.from_values(parameters, values, name=name, meta=meta, constraints=constraints)
+        check_units(units, params)
+        return Card.from_values(params, values, name=name, meta=meta, constraints=constraints)
     except CardError as exc:
         raise CardError(f"{path}: {exc}") from None

@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .card import PARAMETERS, default_card
+from .checks import is_number
 from .errors import InputError
+from .io import read_text
 from .model import MODEL
 from .params import Card
 
@@ -63,13 +65,15 @@ class Variation:
         if self.distribution not in DISTRIBUTIONS:
             raise InputError(f"distribution {self.distribution!r}: valid are "
                              + ", ".join(DISTRIBUTIONS))
-        if not (isinstance(self.sigma, (int, float)) and math.isfinite(self.sigma)
-                and self.sigma >= 0):
+        # is_number: a JSON true is no sigma of 1
+        if not (is_number(self.sigma) and math.isfinite(self.sigma) and self.sigma >= 0):
             raise InputError(f"sigma of {self.parameter} must be a finite number >= 0, "
                              f"got {self.sigma!r}")
-        if not (isinstance(self.shift, (int, float)) and math.isfinite(self.shift)):
+        if not (is_number(self.shift) and math.isfinite(self.shift)):
             raise InputError(f"shift of {self.parameter} must be a finite number, "
                              f"got {self.shift!r}")
+        if not isinstance(self.desc, str):
+            raise InputError(f"desc of {self.parameter} must be a string, got {self.desc!r}")
         if self.kind == "c2c" and self.parameter not in KINETIC | HELD.keys():
             raise InputError(f"{self.parameter} cannot vary cycle to cycle (valid: "
                              f"{', '.join(sorted(KINETIC | HELD.keys()))})")
@@ -79,7 +83,29 @@ class Variation:
 
 @dataclass(frozen=True)
 class VariationSpec:
+    """Variations of card parameters: at most one entry per parameter and kind (two
+    would stack unnoticed), and one distribution per parameter (its D2D and C2C draws
+    combine into one factor or one offset)."""
+
     variations: tuple[Variation, ...]
+
+    def __post_init__(self) -> None:
+        seen: dict[tuple[str, str], int] = {}
+        first: dict[str, int] = {}
+        for k, v in enumerate(self.variations):
+            if not isinstance(v, Variation):
+                raise InputError(f"variation {k}: not a Variation, got {v!r}")
+            if (v.parameter, v.kind) in seen:
+                raise InputError(f"variations {seen[v.parameter, v.kind]} and {k}: two "
+                                 f"{v.kind} entries for {v.parameter} (give one, with the "
+                                 "combined sigma)")
+            seen[v.parameter, v.kind] = k
+            j = first.setdefault(v.parameter, k)
+            w = self.variations[j]
+            if w.distribution != v.distribution:
+                raise InputError(f"variations {j} and {k}: {v.parameter} is {w.distribution} "
+                                 f"({w.kind}) and {v.distribution} ({v.kind}); one parameter "
+                                 "takes one distribution")
 
     def of_kind(self, kind: str) -> tuple[Variation, ...]:
         return tuple(v for v in self.variations if v.kind == kind)
@@ -100,17 +126,34 @@ class VariationSpec:
         return json.dumps({"variations": [asdict(v) for v in self.variations]}, indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> VariationSpec:
+    def from_json(cls, text: str, source: str = "variation spec") -> VariationSpec:
+        """Parse ``{"variations": [{parameter, kind, distribution, sigma[, shift,
+        desc]}, ...]}`` (other top-level keys, such as a fit's provenance, are
+        metadata); every problem names ``source`` and the entry."""
         try:
             data = json.loads(text)
-            items = data["variations"]
-            return cls(tuple(Variation(**item) for item in items))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise InputError(f"not a variation spec: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: not valid JSON ({exc})") from None
+        items = data.get("variations") if isinstance(data, dict) else None
+        if not isinstance(items, list):
+            raise InputError(f"{source}: not a variation spec (expected an object with a "
+                             "'variations' list)")
+        out = []
+        for k, item in enumerate(items):
+            try:
+                if not isinstance(item, dict):
+                    raise TypeError("not an object")
+                out.append(Variation(**item))
+            except (TypeError, InputError) as exc:
+                raise InputError(f"{source}: variation {k}: {exc}") from None
+        try:
+            return cls(tuple(out))
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
 
 
 def load_variation(path: str | Path) -> VariationSpec:
-    return VariationSpec.from_json(Path(path).read_text())
+    return VariationSpec.from_json(read_text(path, "variation spec"), str(path))
 
 
 def default_variation() -> VariationSpec:

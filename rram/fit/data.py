@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..checks import is_number
 from ..errors import InputError
+from ..io import read_table, read_text
 
 ROLES = ("voltage", "current", "time", "cycle")
 ALIASES = {
@@ -37,6 +39,12 @@ UNITS = {
 }
 #: A point beyond this multiple of the compliance is not a compliance-limited sweep.
 COMPLIANCE_MARGIN = 1.5
+#: Plausibility limits of a single cell's measurement (SI): a larger value is a unit
+#: error (µA read as A, mV as V), refused rather than fitted.
+MAX_CURRENT_A = 1.0
+MAX_COMPLIANCE_A = 0.1
+MAX_VOLTAGE_V = 100.0
+UNIT_NAMES = {"A": "amperes", "V": "volts"}
 STATES = ("HRS", "LRS")
 
 
@@ -100,14 +108,55 @@ def _scale(column: str, role: str, path: Path) -> float:
     return units[unit]
 
 
-def _numeric(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
+def numeric_column(frame: pd.DataFrame, column: str, path: Path,
+                   allow_missing: bool = False) -> np.ndarray:
+    """The column as floats; a cell that is not a finite number is an error naming the
+    line, except, with ``allow_missing``, an empty (or NA) cell, which gives NaN."""
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(float)
     bad = ~np.isfinite(values)
+    if allow_missing:
+        bad &= ~frame[column].isna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"{path}, line {i + 2}: column {column!r}: "
                          f"{frame[column].iloc[i]!r} is not a finite number")
     return values
+
+
+def integer_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
+    """The column as ints; a fraction (``0.5``) is an error, not truncated."""
+    values = numeric_column(frame, column, path)
+    bad = values != np.round(values)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{path}, line {i + 2}: column {column!r}: "
+                         f"{frame[column].iloc[i]!r} is not an integer")
+    return values.astype(int)
+
+
+def check_magnitude(values: np.ndarray, column: str, path: Path, quantity: str,
+                    unit: str, limit: float) -> None:
+    """Refuse a column whose largest magnitude (SI) exceeds ``limit``: the sign of a
+    unit error, which a fit would happily reproduce."""
+    big = np.abs(values) > limit  # NaN (not measured) is not big
+    if not big.any():
+        return
+    k = int(np.argmax(np.where(big, np.abs(values), 0.0)))
+    raise InputError(f"{path}, line {k + 2}: {quantity} column {column!r} peaks at "
+                     f"{abs(values[k]):.3g} {unit}; expected {UNIT_NAMES[unit]} below "
+                     f"{limit:g} {unit} "
+                     "— is it in another unit? (a unit suffix converts it, e.g. "
+                     f"{'I_uA, I_mA' if unit == 'A' else 'V_mV'})")
+
+
+def check_compliance(value: float, what: str = "compliance") -> float:
+    """A compliance current (A): finite, > 0 and at most :data:`MAX_COMPLIANCE_A`."""
+    if not (is_number(value) and math.isfinite(value) and 0 < value <= MAX_COMPLIANCE_A):
+        hint = " — is it in another unit?" if is_number(value) and value > MAX_COMPLIANCE_A \
+            else ""
+        raise InputError(f"{what} must be a current in (0, {MAX_COMPLIANCE_A:g}] A, got "
+                         f"{value!r}{hint}")
+    return float(value)
 
 
 def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None = None,
@@ -121,12 +170,9 @@ def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None
     ``compliance`` (A) no point may exceed it by more than :data:`COMPLIANCE_MARGIN`.
     ``cycles`` keeps only those cycle numbers (an error if one is missing)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    try:
-        frame = pd.read_csv(path, dtype=str, skip_blank_lines=False, encoding="utf-8-sig")
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a CSV file ({exc})") from None
+    if compliance is not None:
+        check_compliance(compliance)
+    frame = read_table(path, "I-V data")
     columns = [str(c) for c in frame.columns]
     found = {role: _find_column(columns, role, given, path)
              for role, given in zip(ROLES, (voltage, current, time, cycle), strict=True)}
@@ -135,20 +181,18 @@ def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None
             raise InputError(f"{path}: no {role} column (looked for "
                              f"{', '.join(ALIASES[role])}, with an optional unit suffix; "
                              f"columns: {', '.join(columns)})")
-    if frame.empty:
-        raise InputError(f"{path}: no data rows")
-    v = _numeric(frame, found["voltage"], path) * _scale(found["voltage"], "voltage", path)
-    i = _numeric(frame, found["current"], path) * _scale(found["current"], "current", path)
+    v = numeric_column(frame, found["voltage"], path) \
+        * _scale(found["voltage"], "voltage", path)
+    i = numeric_column(frame, found["current"], path) \
+        * _scale(found["current"], "current", path)
+    check_magnitude(v, found["voltage"], path, "voltage", "V", MAX_VOLTAGE_V)
+    check_magnitude(i, found["current"], path, "current", "A", MAX_CURRENT_A)
     if found["time"]:
-        t = _numeric(frame, found["time"], path) * _scale(found["time"], "time", path)
+        t = numeric_column(frame, found["time"], path) * _scale(found["time"], "time", path)
     else:
         t = np.arange(len(frame), dtype=float)
-    c = _numeric(frame, found["cycle"], path) if found["cycle"] else np.ones(len(frame))
-    if np.any(c != np.round(c)):
-        k = int(np.argmax(c != np.round(c)))
-        raise InputError(f"{path}, line {k + 2}: cycle {c[k]!r} is not an integer")
-    if compliance is not None and not (math.isfinite(compliance) and compliance > 0):
-        raise InputError(f"compliance must be a finite current > 0 A, got {compliance!r}")
+    c = integer_column(frame, found["cycle"], path) if found["cycle"] \
+        else np.ones(len(frame), int)
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
     ends = np.r_[starts[1:], len(c)]
     seen: set[int] = set()
@@ -209,18 +253,19 @@ def _curve(path: Path, n: int, a: int, t, v, i, compliance) -> IVCurve:
 
 def load_distribution(path: str | Path) -> pd.DataFrame:
     """A resistance distribution: columns ``device, cycle, state (HRS|LRS),
-    resistance_ohm`` (plus optional ``v_set_V``/``v_reset_V`` columns, state-free)."""
+    resistance_ohm`` (plus optional ``v_set_V``/``v_reset_V`` columns, state-free; an
+    empty cell there is "not measured", NaN).  ``device`` is a label (any non-empty
+    text), ``cycle`` an integer.  The frame's ``attrs["source"]`` is the path."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
-    frame = pd.read_csv(path, dtype=str, encoding="utf-8-sig")
     need = ("device", "cycle", "state", "resistance_ohm")
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)} "
-                         f"(need {', '.join(need)}; have {', '.join(map(str, frame.columns))})")
-    out = pd.DataFrame({"device": frame["device"].astype(str).str.strip()})
-    out["cycle"] = _numeric(frame, "cycle", path).astype(int)
+    frame = read_table(path, "distribution data", required=need)
+    device = frame["device"].fillna("").astype(str).str.strip()
+    if (device == "").any():
+        k = int(np.argmax((device == "").to_numpy()))
+        raise InputError(f"{path}, line {k + 2}: column 'device' is empty (a device label "
+                         "is needed on every row)")
+    out = pd.DataFrame({"device": device})
+    out["cycle"] = integer_column(frame, "cycle", path)
     state = frame["state"].astype(str).str.strip().str.upper()
     bad = ~state.isin(STATES)
     if bad.any():
@@ -228,15 +273,17 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{path}, line {k + 2}: state {frame['state'].iloc[k]!r} "
                          f"(valid: {', '.join(STATES)})")
     out["state"] = state
-    r = _numeric(frame, "resistance_ohm", path)
+    r = numeric_column(frame, "resistance_ohm", path)
     if np.any(r <= 0):
         k = int(np.argmax(r <= 0))
         raise InputError(f"{path}, line {k + 2}: resistance_ohm {r[k]:g} must be > 0")
     out["resistance_ohm"] = r
     for col in ("v_set_V", "v_reset_V"):
         if col in frame.columns:
-            x = pd.to_numeric(frame[col], errors="coerce").to_numpy(float)
+            x = numeric_column(frame, col, path, allow_missing=True)
+            check_magnitude(x, col, path, "voltage", "V", MAX_VOLTAGE_V)
             out[col] = x
+    out.attrs["source"] = str(path)
     return out
 
 
@@ -246,7 +293,7 @@ def load_tud_summary(path: str | Path, v_read: float = 0.2) -> pd.DataFrame:
     ±``v_read``; V_set negative as measured, V_reset positive)."""
     path = Path(path)
     rows = []
-    for k, raw in enumerate(path.read_text(encoding="utf-8-sig").splitlines()[2:], start=3):
+    for k, raw in enumerate(read_text(path, "TUD summary").splitlines()[2:], start=3):
         f = raw.split("\t")
         if not raw.strip():
             continue

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import lmfit
 import numpy as np
 
-from ..errors import InputError
+from ..errors import CardError, InputError
 from ..params import Card
 from .loop import (
     MeasuredLoop,
@@ -34,6 +34,9 @@ from .recipe import Recipe, Stage, default_recipe
 FAILED_RESIDUAL = 3.0
 #: Relative forward-difference step of the Jacobian (of the fitted, maybe log, value).
 JAC_STEP = 1e-3
+#: A loop fit whose RMS log-current error exceeds this (decades) is a failure: the
+#: model does not describe the data (wrong units, compliance, polarity or recipe).
+MAX_RMS_DEC = 1.0
 
 
 def point_sets(loop: MeasuredLoop) -> dict[str, np.ndarray]:
@@ -82,6 +85,16 @@ class LoopFit:
     model_current: np.ndarray
     seconds: float
     extra: dict = field(default_factory=dict)
+
+    def failed_reason(self) -> str | None:
+        """Why this fit must not be used (its RMS error beyond :data:`MAX_RMS_DEC`, or
+        not finite), else ``None``."""
+        if math.isfinite(self.rms_dec) and self.rms_dec <= MAX_RMS_DEC:
+            return None
+        return (f"the fit failed: RMS log10 error {self.rms_dec:.3g} decades exceeds "
+                f"{MAX_RMS_DEC:g} (the model does not describe the data: check the "
+                "current and voltage units, the compliance, the SET polarity and the "
+                "recipe)")
 
     def figures(self) -> dict:
         return {"rms_log10_decades": self.rms_dec, "seconds": self.seconds,
@@ -132,7 +145,7 @@ class _Objective:
                                values.get("l0", self.card["l0"]))
         try:
             return self.card.replace(**values)
-        except InputError:
+        except CardError:  # a card constraint (w0 <= wcf, ...): this trial has no model
             return None
 
     def residuals(self, xs: list[np.ndarray]) -> np.ndarray:

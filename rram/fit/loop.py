@@ -19,7 +19,7 @@ from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..params import Card
 from ..status import Status
-from .data import IVCurve
+from .data import IVCurve, check_compliance
 
 #: Currents below this (A) are instrument noise: both sides are floored before the log.
 I_FLOOR = 1e-9
@@ -45,9 +45,9 @@ class MeasuredLoop:
             raise InputError(f"{self.set.source} and {self.reset.source}: the SET and RESET "
                              "sweeps must go to opposite polarities")
         for name in ("icc_set", "icc_reset"):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise InputError(f"{name} must be a finite current > 0 A, got {v!r}")
+            # an inferred icc_set above the limit is the data's current in another unit
+            check_compliance(getattr(self, name), f"{name} (the {name[4:].upper()} "
+                             "compliance; inferred from the data unless given)")
 
     @property
     def cycle(self) -> int:

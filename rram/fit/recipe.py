@@ -10,16 +10,25 @@ span decades).  Recipes read and write JSON (``rram fit --recipe FILE``).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..card import PARAMETERS
+from ..checks import is_number
 from ..errors import InputError
+from ..io import read_text
 from ..model import MODEL
+from .data import MAX_COMPLIANCE_A
 
 #: Point sets a stage can fit (see :func:`rram.fit.iv.point_sets`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
 _BY_NAME = {p.name: p for p in PARAMETERS}
+
+
+def _positive_or_zero(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value) and value >= 0
 
 
 @dataclass(frozen=True)
@@ -33,18 +42,28 @@ class Stage:
     max_nfev: int = 40
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InputError(f"stage name must be a non-empty string, got {self.name!r}")
         if self.points not in POINT_SETS:
             raise InputError(f"stage {self.name!r}: points {self.points!r} "
                              f"(valid: {', '.join(POINT_SETS)})")
-        if not self.parameters:
-            raise InputError(f"stage {self.name!r} fits no parameters")
+        if not isinstance(self.parameters, tuple) or not self.parameters:
+            raise InputError(f"stage {self.name!r} fits no parameters (give a list of "
+                             f"names from: {', '.join(MODEL.fittable)})")
         for p in self.parameters:
             if p not in MODEL.fittable:
                 raise InputError(f"stage {self.name!r}: {p!r} is not a fittable card "
                                  f"parameter (valid: {', '.join(MODEL.fittable)})")
-        if self.voltage_weight < 0 or self.max_nfev < 1:
-            raise InputError(f"stage {self.name!r}: voltage_weight must be >= 0 and "
-                             "max_nfev >= 1")
+        twice = sorted({p for p in self.parameters if self.parameters.count(p) > 1})
+        if twice:
+            raise InputError(f"stage {self.name!r} lists {', '.join(twice)} twice")
+        if not _positive_or_zero(self.voltage_weight):
+            raise InputError(f"stage {self.name!r}: voltage_weight must be a finite number "
+                             f">= 0, got {self.voltage_weight!r}")
+        if not (is_number(self.max_nfev) and math.isfinite(self.max_nfev)
+                and self.max_nfev == int(self.max_nfev) and self.max_nfev >= 1):
+            raise InputError(f"stage {self.name!r}: max_nfev must be an integer >= 1, "
+                             f"got {self.max_nfev!r}")
 
 
 @dataclass(frozen=True)
@@ -61,16 +80,54 @@ class Recipe:
     icc_reset: float = 0.1
 
     def __post_init__(self) -> None:
+        # a recipe without stages would write the unfitted card as a fit
+        if not isinstance(self.stages, tuple) or not self.stages:
+            raise InputError("recipe: no stages (a recipe fits at least one stage)")
+        for k, s in enumerate(self.stages):
+            if not isinstance(s, Stage):
+                raise InputError(f"recipe: stage {k} is not a Stage, got {s!r}")
+        names = [s.name for s in self.stages]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise InputError(f"recipe: stage name(s) {', '.join(map(repr, twice))} used "
+                             "twice (reports are keyed by stage)")
+        if not isinstance(self.start, dict) or not isinstance(self.bounds, dict):
+            raise InputError("recipe: 'start' and 'bounds' must map parameter names to "
+                             "values")
+        if "polarity" in self.start:
+            raise InputError("recipe: start cannot set polarity (it is read from the data: "
+                             "--set-polarity)")
         for name in (*self.start, *self.log_parameters, *self.bounds):
             if name not in _BY_NAME:
                 raise InputError(f"recipe: unknown card parameter {name!r}")
-        for name, (lo, hi) in self.bounds.items():
+        for name, value in self.start.items():
             p = _BY_NAME[name]
+            problem = p.check(value)
+            if problem:
+                raise InputError(f"recipe: start value of {name}: {problem} "
+                                 f"(valid {p.range_text})")
+        for name, pair in self.bounds.items():
+            p = _BY_NAME[name]
+            if not (isinstance(pair, tuple) and len(pair) == 2
+                    and all(is_number(b) and math.isfinite(b) for b in pair)):
+                raise InputError(f"recipe: bounds of {name} must be two finite numbers "
+                                 f"[lo, hi], got {pair!r}")
+            lo, hi = pair
             if not (p.lower <= lo < hi <= p.upper):
                 raise InputError(f"recipe: bounds of {name} must satisfy "
-                                 f"{p.lower:g} <= lo < hi <= {p.upper:g}, got ({lo:g}, {hi:g})")
-        if self.voltage_scale <= 0 or self.icc_reset <= 0:
-            raise InputError("recipe: voltage_scale and icc_reset must be > 0")
+                                 f"{p.lower:g} <= lo < hi <= {p.upper:g} {p.unit}, "
+                                 f"got ({lo:g}, {hi:g})")
+        for name in self.log_parameters:
+            if self.bounds_of(name)[0] < 0:
+                raise InputError(f"recipe: {name} can be negative (range "
+                                 f"{_BY_NAME[name].range_text}): it cannot be fitted as "
+                                 "log10")
+        if not (_positive_or_zero(self.voltage_scale) and self.voltage_scale > 0):
+            raise InputError(f"recipe: voltage_scale must be a finite number > 0 V, got "
+                             f"{self.voltage_scale!r}")
+        if not (_positive_or_zero(self.icc_reset) and 0 < self.icc_reset <= MAX_COMPLIANCE_A):
+            raise InputError(f"recipe: icc_reset must be a current in (0, "
+                             f"{MAX_COMPLIANCE_A:g}] A, got {self.icc_reset!r}")
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -86,20 +143,40 @@ class Recipe:
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> Recipe:
+    def from_json(cls, text: str, source: str = "recipe") -> Recipe:
+        """Parse a recipe (as :meth:`to_json` writes it); every problem is an
+        :class:`InputError` naming ``source``."""
         try:
             data = json.loads(text)
-            stages = tuple(Stage(**{**s, "parameters": tuple(s["parameters"])})
-                           for s in data.pop("stages"))
-            bounds = {k: (float(v[0]), float(v[1])) for k, v in data.pop("bounds", {}).items()}
-            return cls(stages=stages, bounds=bounds,
-                       log_parameters=tuple(data.pop("log_parameters", ())), **data)
-        except (json.JSONDecodeError, KeyError, TypeError, IndexError) as exc:
-            raise InputError(f"not a fitting recipe: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: not valid JSON ({exc})") from None
+        try:
+            if not isinstance(data, dict):
+                raise TypeError("expected a JSON object")
+            raw = data.pop("stages", None)
+            if not isinstance(raw, list):
+                raise TypeError("'stages' must be a list of stages")
+            stages = []
+            for k, s in enumerate(raw):
+                if not isinstance(s, dict) or not isinstance(s.get("parameters"), list):
+                    raise TypeError(f"stage {k} must be an object with a 'parameters' list")
+                stages.append(Stage(**{**s, "parameters": tuple(s["parameters"])}))
+            bounds = data.pop("bounds", {})
+            log_parameters = data.pop("log_parameters", [])
+            if not isinstance(bounds, dict) or not isinstance(log_parameters, list):
+                raise TypeError("'bounds' must be an object and 'log_parameters' a list")
+            return cls(stages=tuple(stages),
+                       bounds={k: tuple(v) if isinstance(v, list) else v
+                               for k, v in bounds.items()},
+                       log_parameters=tuple(log_parameters), **data)
+        except TypeError as exc:
+            raise InputError(f"{source}: not a valid fitting recipe: {exc}") from None
+        except InputError as exc:
+            raise InputError(f"{source}: {str(exc).removeprefix('recipe: ')}") from None
 
 
 def load_recipe(path: str | Path) -> Recipe:
-    return Recipe.from_json(Path(path).read_text())
+    return Recipe.from_json(read_text(path, "recipe"), str(path))
 
 
 def default_recipe() -> Recipe:

@@ -29,6 +29,14 @@ replays the measurement protocol with common random numbers (one seed for every
 evaluation), which keeps the objective smooth.  With several devices the fitted σ² is
 split between D2D and C2C entries in the proportion of the between- and within-device
 variance of the carrier's metric; one device gives C2C entries only.
+
+Measured spreads divide every mismatch, so they must not be zero.  Instruments round
+(V_reset to 0.1 V, a resistance to three digits), and a column where most values tie
+has an interquartile range of zero although it varies: a measured spread is floored at
+the spread the rounding alone gives, the data's resolution / √12 (the resolution is the
+median step between its distinct values, :func:`resolution`).  A metric with a single
+value has no resolution and no spread: :func:`target_of` refuses it and names the
+``--skip`` that leaves it out.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ import pandas as pd
 from lmfit.minimizer import AbortFitException
 
 from .. import __version__
+from ..checks import is_number
 from ..errors import InputError
 from ..io import write_text_atomic
 from ..mc import MonteCarlo, run_devices
@@ -69,6 +78,13 @@ PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "deh": 0.05, "dea": 0.05,
          "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
+
+
+def resolution(x: np.ndarray) -> float:
+    """The median step between the distinct finite values of ``x`` (the rounding of a
+    tie-heavy column); 0 when there is a single value."""
+    u = np.unique(np.asarray(x, float)[np.isfinite(x)])
+    return float(np.median(np.diff(u))) if u.size > 1 else 0.0
 
 
 def robust_sigma(x: np.ndarray) -> float:
@@ -109,8 +125,19 @@ class Target:
         return tuple(m for m in METRICS if m not in self.skip
                      and np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
 
+    def spread_floor(self, metric: str) -> float:
+        """The spread rounding alone gives (resolution/√12, of ln R for resistances)."""
+        x = np.asarray(self.values[metric], float)
+        x = x[np.isfinite(x)]
+        return resolution(np.log(x) if metric in LOG_METRICS else x) / math.sqrt(12)
+
     def stats(self) -> dict[str, dict[str, float]]:
-        return stats_of({m: self.values[m] for m in self.metrics})
+        """:func:`stats_of` of the data, each spread floored at :meth:`spread_floor`
+        (every mismatch is divided by it)."""
+        out = stats_of({m: self.values[m] for m in self.metrics})
+        for m, s in out.items():
+            s["spread"] = max(s["spread"], self.spread_floor(m))
+        return out
 
     def c2c_fraction(self, metric: str) -> float:
         """Share of the variance within devices (1 with a single device)."""
@@ -128,13 +155,16 @@ class Target:
 def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
               weights: Mapping[str, float] | None = None) -> Target:
     """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
-    ``weights`` (metric -> weight > 0, default 1) weighs their mismatches."""
+    ``weights`` (metric -> weight > 0, default 1) weighs their mismatches.  A metric
+    whose values are all equal has no spread to fit and is refused (name it in
+    ``skip``)."""
+    source = frame.attrs.get("source", "the distribution data")
     weights = dict(weights or {})
     unknown = [m for m in (*skip, *weights) if m not in METRICS]
     if unknown:
         raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
     bad = [f"{m}={w!r}" for m, w in weights.items()
-           if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0)]
+           if not (is_number(w) and math.isfinite(w) and w > 0)]
     if bad:
         raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
     lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
@@ -148,6 +178,12 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
+    for m in target.metrics:
+        if target.spread_floor(m) == 0:  # a single value: no resolution, no spread
+            x = np.asarray(target.values[m], float)
+            raise InputError(f"{m} has zero spread in {source}: all "
+                             f"{int(np.isfinite(x).sum())} values are "
+                             f"{x[np.isfinite(x)][0]:g}; use --skip {m}")
     return target
 
 
