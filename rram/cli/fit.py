@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, RramError
 from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, load_card
 
 
@@ -71,6 +71,10 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
                f"{loop.icc_set:.4g} A)", err=True)
     result = fit_loop(loop, load_card(card_path), recipe,
                       log=lambda s: click.echo(s, err=True))
+    reason = result.failed_reason()
+    if reason:  # nothing is written: a card that does not describe its data is no card
+        click.echo(text_report(result))
+        raise RramError(reason)
     card = fitted_card(result, recipe, sha256_of(*iv_files), [Path(f).name for f in iv_files],
                        loop)
     save_card(card, out)
@@ -130,11 +134,9 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
     card = load_card(card_path)
     start = None
     if scatter_path:
-        import pandas as pd
+        from ..fit.cycles import load_scatter, scatter_sigmas
 
-        from ..fit.cycles import scatter_sigmas
-
-        start = scatter_sigmas(pd.read_csv(scatter_path, keep_default_na=True))
+        start = scatter_sigmas(load_scatter(scatter_path))
         click.echo("per-cycle scatter: " + ", ".join(f"{k} {v:.4g}" for k, v in start.items()),
                    err=True)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
@@ -181,7 +183,10 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, o
                        log=lambda s: click.echo(s, err=True))
     write_atomic(out, lambda p: table.to_csv(p, index=False))
     ok = table[table["error"] == ""]
+    click.echo(f"wrote {out}", err=True)
+    if ok.empty:
+        raise RramError(f"none of the {len(table)} loops could be fitted (column error of "
+                        f"{out} says why)")
     click.echo(f"{len(ok)} of {len(table)} loops fitted; median RMS "
                f"{ok['rms_dec'].median():.3f} dec; C2C scatter: " + ", ".join(
                    f"{k} {v:.4g}" for k, v in scatter_sigmas(table).items()))
-    click.echo(f"wrote {out}", err=True)
