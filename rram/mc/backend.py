@@ -27,7 +27,15 @@ from pathlib import Path
 from ..errors import InputError
 from ..io import write_atomic, write_text_atomic
 from .run import MonteCarlo, run_devices
-from .store import chunk_path, discard_if_empty, lock, parts_dir, prepare, write_part
+from .store import (
+    Store,
+    chunk_path,
+    discard_if_empty,
+    lock,
+    parts_dir,
+    prepare,
+    write_part,
+)
 
 FORMATS = (".parquet", ".csv")
 #: A Dask scheduler address: [protocol://]host:port (IPv6 hosts in brackets).
@@ -120,13 +128,16 @@ def run_mc(mc: MonteCarlo, out: str | Path, *, workers: int | None = None,
                    time.perf_counter() - t0)
 
 
-def _run(mc: MonteCarlo, out: Path, store, workers: int, scheduler: str | None,
+def _run(mc: MonteCarlo, out: Path, store: Store, workers: int, scheduler: str | None,
          progress: bool, log: Callable[[str], None] | None) -> tuple[int, int, int]:
     """Simulate the missing chunks and merge; (rows, failed rows, chunks run)."""
     parts, bounds = store.parts, store.bounds
     todo = [(a, b) for a, b in bounds if (a, b) not in store.done]
     if log and store.done:
         log(f"resuming: {len(store.done)} of {len(bounds)} chunks already done")
+    # connect first: a scheduler that cannot be reached fails before any progress bar
+    client, cluster = _client(workers, scheduler) if todo and (workers > 1 or scheduler) \
+        else (None, None)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -135,8 +146,7 @@ def _run(mc: MonteCarlo, out: Path, store, workers: int, scheduler: str | None,
                    initial=sum(b - a for a, b in store.done) * mc.cycles,
                    unit="device-cycle", desc=f"mc {mc.engine}", smoothing=0.1)
     failed = sum(store.done.values())
-    if todo and (workers > 1 or scheduler):
-        client, cluster = _client(workers, scheduler)
+    if client is not None:
         try:
             from dask.distributed import as_completed
 
