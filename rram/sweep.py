@@ -9,7 +9,7 @@ import pandas as pd
 
 from .card import default_card
 from .engine.run import COLUMNS, SimResult, simulate
-from .engine.stimulus import dc_loops
+from .engine.stimulus import check_compliance, check_dc_loop, dc_loops
 from .errors import InputError
 from .params import Card
 
@@ -35,6 +35,10 @@ class SweepSpec:
     temperature: float | None = None
     v_step: float = 2e-3
 
+    def __post_init__(self) -> None:
+        # the same checks as every DC sweep (rram mc's Protocol too): refused up front
+        check_dc_loop(self.v_set, self.v_reset, self.rate)
+
     def circuit(self) -> tuple[str, dict[str, float], float]:
         """(circuit kind, circuit parameters, SET compliance)."""
         for name in ("compliance", "series_resistance"):
@@ -42,6 +46,8 @@ class SweepSpec:
             if v is not None and (not math.isfinite(v) or v <= 0):
                 raise InputError(f"--{name.replace('_', '-')} must be a finite number > 0, "
                                  f"got {v!r}")
+        if self.compliance is not None:
+            check_compliance(self.compliance, "--compliance")
         if self.series_resistance is not None and self.compliance is None:
             return "resistor", {"rs": self.series_resistance}, math.inf
         icc = self.compliance if self.compliance is not None else DEFAULT_COMPLIANCE

@@ -79,6 +79,37 @@ class Variation:
                              f"{', '.join(sorted(KINETIC | HELD.keys()))})")
         if self.distribution == "lognormal" and _BY_NAME[self.parameter].lower < 0:
             raise InputError(f"{self.parameter} can be negative: use a normal variation")
+        sigma_max, shift_max = spread_limits(self.parameter, self.distribution)
+        where = f"{self.kind} {self.distribution} variation of {self.parameter}"
+        if self.sigma > sigma_max:
+            raise InputError(f"{where}: sigma must be within [0, {sigma_max:g}], "
+                             f"got {self.sigma:g}")
+        if abs(self.shift) > shift_max:
+            raise InputError(f"{where}: shift must be within [{-shift_max:g}, "
+                             f"{shift_max:g}], got {self.shift:g}")
+
+
+#: Largest ln-σ of a lognormal entry: a factor e^3 ≈ 20 per σ (measured device spreads
+#: are well below 1); larger ones only spill out of the parameter's range, and e^(σ·z)
+#: overflows for σ in the hundreds.
+MAX_LN_SIGMA = 3.0
+#: Largest |shift| of a lognormal entry (ln units): e^30 ≈ 10^13, the widest range of any
+#: parameter, so every centre inside a range can be reached.
+MAX_LN_SHIFT = 30.0
+
+
+def spread_limits(parameter: str, distribution: str) -> tuple[float, float]:
+    """(largest sigma, largest |shift|) of a variation of ``parameter``.
+
+    Lognormal: :data:`MAX_LN_SIGMA`, :data:`MAX_LN_SHIFT`.  Normal (parameter units): σ
+    at most half the parameter's range, |shift| at most the range (a wider one is a draw
+    the truncation to the range would all but reject); unbounded (but finite) for a
+    parameter whose range is unbounded."""
+    if distribution == "lognormal":
+        return MAX_LN_SIGMA, MAX_LN_SHIFT
+    p = _BY_NAME[parameter]
+    width = p.upper - p.lower
+    return (width / 2, width) if math.isfinite(width) else (math.inf, math.inf)
 
 
 @dataclass(frozen=True)
@@ -210,6 +241,7 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
     return cards
 
 
-__all__ = ["DISTRIBUTIONS", "HELD", "KINDS", "Variation", "VariationSpec",
-           "corner_cards", "default_variation", "load_variation"]
+__all__ = ["DISTRIBUTIONS", "HELD", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Variation",
+           "VariationSpec", "corner_cards", "default_variation", "load_variation",
+           "spread_limits"]
 

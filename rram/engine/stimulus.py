@@ -33,6 +33,49 @@ def _finite(name: str, value: float, *, positive: bool = False, nonzero: bool = 
     return value
 
 
+#: Largest sweep amplitude (V): beyond any RRAM operation, and the output grid of a
+#: sweep grows with it (a 10^6 V ramp at 2 mV spacing is 10^9 samples).
+MAX_AMPLITUDE = 20.0
+#: DC sweep rates (V/s): 1 µV/s (a 2 V ramp in ~23 days) to 1 GV/s (in 2 ns, where the
+#: default device barely switches any more; faster is a pulse, see :func:`pulse_train`).
+RATE_RANGE = (1e-6, 1e9)
+#: Compliance currents of a DC sweep (A): 1 nA to 1 A.
+COMPLIANCE_RANGE = (1e-9, 1.0)
+
+
+def _within(name: str, value: float, lo: float, hi: float, unit: str) -> float:
+    if not lo <= abs(value) <= hi:
+        what = "|" + name + "|" if value < 0 else name
+        raise InputError(f"{what} must be within [{lo:g}, {hi:g}] {unit}, got {value:g}")
+    return value
+
+
+def check_rate(rate: float, name: str = "rate") -> float:
+    """A DC sweep rate (V/s): finite, > 0 and within :data:`RATE_RANGE`."""
+    return _within(name, _finite(name, rate, positive=True), *RATE_RANGE, "V/s")
+
+
+def check_compliance(icc: float, name: str = "icc_set") -> float:
+    """A compliance current (A) a user sets: finite, > 0, within :data:`COMPLIANCE_RANGE`."""
+    return _within(name, _finite(name, icc, positive=True), *COMPLIANCE_RANGE, "A")
+
+
+def check_dc_loop(v_set: float, v_reset: float, rate: float) -> tuple[float, float, float]:
+    """The validation every DC sweep shares (``rram sweep``, ``rram mc``): amplitudes
+    non-zero, of opposite signs and at most :data:`MAX_AMPLITUDE`, rate within
+    :data:`RATE_RANGE`.  Returns the values as floats."""
+    v_set = _finite("v_set", v_set, nonzero=True)
+    v_reset = _finite("v_reset", v_reset, nonzero=True)
+    if v_set * v_reset > 0:
+        raise InputError(
+            f"v_set ({v_set:g} V) and v_reset ({v_reset:g} V) must have opposite signs"
+        )
+    if abs(v_set) > MAX_AMPLITUDE or abs(v_reset) > MAX_AMPLITUDE:
+        raise InputError(f"|v_set| and |v_reset| must be at most {MAX_AMPLITUDE:g} V, got "
+                         f"{v_set:g} V and {v_reset:g} V")
+    return v_set, v_reset, check_rate(rate)
+
+
 @dataclass(frozen=True)
 class Stimulus:
     """The applied voltage of one device.
@@ -109,13 +152,7 @@ def dc_loops(
     follows each half cycle (edges ``read_edge``, plateau ``read_time``): the current at
     the end of its plateau gives R_LRS and R_HRS as an instrument measures them.
     """
-    v_set = _finite("v_set", v_set, nonzero=True)
-    v_reset = _finite("v_reset", v_reset, nonzero=True)
-    if v_set * v_reset > 0:
-        raise InputError(
-            f"v_set ({v_set:g} V) and v_reset ({v_reset:g} V) must have opposite signs"
-        )
-    rate = _finite("rate", rate, positive=True)
+    v_set, v_reset, rate = check_dc_loop(v_set, v_reset, rate)
     icc_set = _finite("icc_set", icc_set, positive=True)
     icc_reset = _finite("icc_reset", icc_reset, positive=True)
     v_step = _finite("v_step", v_step, positive=True)
@@ -124,8 +161,6 @@ def dc_loops(
     read_edge = _finite("read_edge", read_edge, positive=True)
     if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
         raise InputError(f"cycles must be a positive integer, got {cycles!r}")
-    if abs(v_set) > 20 or abs(v_reset) > 20:
-        raise InputError("|v_set| and |v_reset| must be at most 20 V")
     times, volts, icc, cyc, phases = [0.0], [0.0], [], [], []
 
     def ramp(v: float, duration: float, i: float, c: int, phase: str) -> None:
@@ -169,7 +204,8 @@ def sweep_phase(
     ``icc``, then a read pulse of ``v_read``.  Monte Carlo runs each SET and each RESET as
     one such phase, so cycle-to-cycle parameters can change between them."""
     v_top = _finite("v_top", v_top, nonzero=True)
-    rate = _finite("rate", rate, positive=True)
+    _within("v_top", v_top, 0.0, MAX_AMPLITUDE, "V")
+    rate = check_rate(rate)
     if phase not in ("set", "reset"):
         raise InputError(f"phase {phase!r}: valid are set, reset")
     ramp = abs(v_top) / rate

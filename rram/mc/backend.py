@@ -6,29 +6,44 @@ parallel over devices) or on a Dask cluster: an embedded ``LocalCluster`` with o
 single-threaded worker process per core (the default of the ngspice engines), or the
 scheduler at ``scheduler``.
 Each finished chunk is written atomically to ``<out>.parts/chunk-<first>-<last>.parquet``
-next to a manifest of the study's fingerprint; a killed run restarted with ``resume``
-skips the chunks already written, so no row is lost or duplicated.  At the end the parts
-are streamed, in device order, into ``out`` (``.parquet`` or ``.csv``) with a provenance
-sidecar ``<out>.json``; memory stays bounded by one chunk per worker.
+with its provenance, next to a manifest of the study's fingerprint; the run holds a lock
+on the folder throughout (:mod:`rram.mc.store`).  A killed run restarted with ``resume``
+verifies the chunks already written and skips them, so no row is lost or duplicated.  At
+the end the parts are streamed, in device order, into ``out`` (``.parquet`` or ``.csv``)
+with a provenance sidecar ``<out>.json``; memory stays bounded by one chunk per worker.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import InputError
 from ..io import write_atomic, write_text_atomic
 from .run import MonteCarlo, run_devices
+from .store import (
+    Store,
+    chunk_path,
+    discard_if_empty,
+    lock,
+    parts_dir,
+    prepare,
+    write_part,
+)
 
 FORMATS = (".parquet", ".csv")
+#: A Dask scheduler address: [protocol://]host:port (IPv6 hosts in brackets).
+SCHEDULER = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?"
+                       r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+                       r":(\d{1,5})")
+#: Seconds to reach a scheduler before giving up (Dask's default is 30).
+CONNECT_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -48,43 +63,30 @@ def default_chunk(mc: MonteCarlo) -> int:
     return max(1, min(mc.devices, per // mc.cycles or 1))
 
 
-def _parts_dir(out: Path) -> Path:
-    return out.with_name(out.name + ".parts")
-
-
-def _chunk_path(parts: Path, a: int, b: int) -> Path:
-    return parts / f"chunk-{a:09d}-{b - 1:09d}.parquet"
+def check_scheduler(address: str) -> str:
+    """``address`` if it looks like a Dask scheduler address, else :class:`InputError`."""
+    m = SCHEDULER.fullmatch(address) if isinstance(address, str) else None
+    if m is None or not 1 <= int(m.group(1)) <= 65535:
+        raise InputError(f"--scheduler {address!r}: expected [tcp|tls|ucx|ws|wss://]host:port "
+                         "with a port in [1, 65535], e.g. tcp://10.0.0.5:8786")
+    return address
 
 
 def _run_chunk(mc: MonteCarlo, a: int, b: int, path: str) -> tuple[str, int, int]:
     """Task: simulate devices [a, b) and write their rows (atomically)."""
     frame = run_devices(mc, range(a, b))
-    write_atomic(path, lambda p: frame.to_parquet(p, index=False))
+    write_part(mc, frame, a, b, Path(path))
     return path, len(frame), int((~frame["converged"]).sum())
-
-
-def _prepare(mc: MonteCarlo, out: Path, resume: bool) -> Path:
-    parts = _parts_dir(out)
-    manifest = parts / "manifest.json"
-    fingerprint = mc.fingerprint()
-    if parts.exists():
-        if not resume:
-            raise InputError(f"{parts} holds the parts of an earlier run: pass --resume to "
-                             "complete it, or remove it to start again")
-        if not manifest.exists() or json.loads(manifest.read_text()) != fingerprint:
-            raise InputError(f"{parts} belongs to a different study (card, variation, seed, "
-                             "sizes or engine differ); remove it or choose another --out")
-    else:
-        parts.mkdir(parents=True)
-        write_text_atomic(manifest, json.dumps(fingerprint, indent=2, sort_keys=True) + "\n")
-    return parts
 
 
 def _client(workers: int, scheduler: str | None):
     from dask.distributed import Client, LocalCluster
 
     if scheduler:
-        return Client(scheduler), None
+        try:
+            return Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s"), None
+        except Exception as exc:  # refused, timed out, not a scheduler (any type)
+            raise InputError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
     # one single-threaded process per worker: numba and ngspice stay serial inside
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -95,7 +97,9 @@ def _client(workers: int, scheduler: str | None):
 def run_mc(mc: MonteCarlo, out: str | Path, *, workers: int | None = None,
            scheduler: str | None = None, chunk: int | None = None, resume: bool = False,
            progress: bool = True, log: Callable[[str], None] | None = None) -> RunInfo:
-    """Run the study and write ``out``; see the module docstring."""
+    """Run the study and write ``out``; see the module docstring.
+
+    ``chunk`` defaults to :func:`default_chunk`, or on resume to the interrupted run's."""
     t0 = time.perf_counter()
     out = Path(out)
     if out.suffix not in FORMATS:
@@ -105,29 +109,48 @@ def run_mc(mc: MonteCarlo, out: str | Path, *, workers: int | None = None,
     workers = workers or (1 if mc.engine == "python" else os.cpu_count() or 1)
     if workers < 1:
         raise InputError(f"workers must be >= 1, got {workers}")
-    size = chunk or default_chunk(mc)
-    if size < 1:
-        raise InputError(f"chunk must be >= 1, got {size}")
-    parts = _prepare(mc, out, resume)
-    bounds = [(a, min(mc.devices, a + size)) for a in range(0, mc.devices, size)]
-    todo = [(a, b) for a, b in bounds if not _chunk_path(parts, a, b).exists()]
-    reused = len(bounds) - len(todo)
-    if log and reused:
-        log(f"resuming: {reused} of {len(bounds)} chunks already done")
+    if chunk is not None and chunk < 1:
+        raise InputError(f"chunk must be >= 1, got {chunk}")
+    if scheduler is not None:
+        check_scheduler(scheduler)
+    parts = parts_dir(out)
+    fd = lock(parts, out)  # held until the parts are merged and removed
+    try:
+        store = prepare(mc, parts, resume, chunk, default_chunk(mc))
+        info = _run(mc, out, store, workers, scheduler, progress, log)
+        shutil.rmtree(parts)
+    except BaseException:
+        discard_if_empty(parts)
+        raise
+    finally:
+        os.close(fd)
+    return RunInfo(out, info[0], info[1], info[2], len(store.done),
+                   time.perf_counter() - t0)
+
+
+def _run(mc: MonteCarlo, out: Path, store: Store, workers: int, scheduler: str | None,
+         progress: bool, log: Callable[[str], None] | None) -> tuple[int, int, int]:
+    """Simulate the missing chunks and merge; (rows, failed rows, chunks run)."""
+    parts, bounds = store.parts, store.bounds
+    todo = [(a, b) for a, b in bounds if (a, b) not in store.done]
+    if log and store.done:
+        log(f"resuming: {len(store.done)} of {len(bounds)} chunks already done")
+    # connect first: a scheduler that cannot be reached fails before any progress bar
+    client, cluster = _client(workers, scheduler) if todo and (workers > 1 or scheduler) \
+        else (None, None)
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=mc.devices * mc.cycles, initial=reused and sum(
-            (b - a) for a, b in bounds if (a, b) not in todo) * mc.cycles,
-            unit="device-cycle", desc=f"mc {mc.engine}", smoothing=0.1)
-    failed = 0
-    if todo and (workers > 1 or scheduler):
-        client, cluster = _client(workers, scheduler)
+        bar = tqdm(total=mc.devices * mc.cycles,
+                   initial=sum(b - a for a, b in store.done) * mc.cycles,
+                   unit="device-cycle", desc=f"mc {mc.engine}", smoothing=0.1)
+    failed = sum(store.done.values())
+    if client is not None:
         try:
             from dask.distributed import as_completed
 
-            futures = [client.submit(_run_chunk, mc, a, b, str(_chunk_path(parts, a, b)),
+            futures = [client.submit(_run_chunk, mc, a, b, str(chunk_path(parts, a, b)),
                                      pure=False) for a, b in todo]
             for fut in as_completed(futures):
                 _, rows, bad = fut.result()
@@ -140,25 +163,18 @@ def run_mc(mc: MonteCarlo, out: str | Path, *, workers: int | None = None,
                 cluster.close()
     else:
         for a, b in todo:
-            _, rows, bad = _run_chunk(mc, a, b, str(_chunk_path(parts, a, b)))
+            _, rows, bad = _run_chunk(mc, a, b, str(chunk_path(parts, a, b)))
             failed += bad
             if bar is not None:
                 bar.update(rows)
     if bar is not None:
         bar.close()
     rows = _assemble(mc, parts, bounds, out)
-    total_failed = _count_failed(parts, bounds) if reused else failed
     write_text_atomic(out.with_name(out.name + ".json"), json.dumps(
-        {**mc.fingerprint(), "rows": rows, "failed_rows": total_failed,
+        {**mc.fingerprint(), "rows": rows, "failed_rows": failed,
          "variation": json.loads(mc.spec.to_json()), "card": json.loads(mc.card.to_json())},
         indent=2, sort_keys=True) + "\n")
-    shutil.rmtree(parts)
-    return RunInfo(out, rows, total_failed, len(todo), reused, time.perf_counter() - t0)
-
-
-def _count_failed(parts: Path, bounds) -> int:
-    return sum(int((~pd.read_parquet(_chunk_path(parts, a, b), columns=["converged"])
-                    ["converged"]).sum()) for a, b in bounds)
+    return rows, failed, len(todo)
 
 
 def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> int:
@@ -172,7 +188,7 @@ def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> int:
         writer = None
         try:
             for i, (a, b) in enumerate(bounds):
-                table = pq.read_table(_chunk_path(parts, a, b))
+                table = pq.read_table(chunk_path(parts, a, b))
                 rows += table.num_rows
                 if out.suffix == ".csv":
                     table.to_pandas().to_csv(tmp, mode="w" if i == 0 else "a",

@@ -24,6 +24,15 @@ def load_table(path: str | Path) -> pd.DataFrame:
     raise InputError(f"{path}: expected a .parquet or .csv Monte Carlo table")
 
 
+def check_outcome(info) -> str | None:
+    """Why a finished run (:class:`~rram.mc.backend.RunInfo`) must not count as a
+    success, or ``None``: every device-cycle failed to converge (a study of nothing)."""
+    if info.rows > 0 and info.failed_rows >= info.rows:
+        return (f"all {info.rows} device-cycles failed to converge; {info.out} holds "
+                "their errors (column error)")
+    return None
+
+
 def switching_failures(frame: pd.DataFrame) -> dict[str, int]:
     """Converged device-cycles whose SET or RESET did not switch (the ``reason``
     column, :func:`rram.events.switching_rule`), and the converged rows counted."""

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..card import default_card
 from ..engine.static import read_resistance
-from ..engine.stimulus import sweep_phase
+from ..engine.stimulus import MAX_AMPLITUDE, check_compliance, check_dc_loop, sweep_phase
 from ..equations import NM
 from ..errors import InputError
 from ..events import phase_event_times, switching_rule
@@ -62,14 +62,19 @@ class Protocol:
     def __post_init__(self) -> None:
         if self.circuit not in CIRCUITS:
             raise InputError(f"circuit {self.circuit!r}: valid are {', '.join(CIRCUITS)}")
-        for name in ("v_set", "v_reset", "rate", "icc_set", "icc_reset", "rs", "v_read"):
+        # the checks rram sweep applies (one function): amplitudes, rate, compliances
+        check_dc_loop(self.v_set, self.v_reset, self.rate)
+        check_compliance(self.icc_set, "icc_set")
+        check_compliance(self.icc_reset, "icc_reset")
+        for name in ("v_gate", "rs", "v_read"):
             v = getattr(self, name)
-            if not np.isfinite(v) or (name not in ("v_set", "v_reset") and v <= 0):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
+                    or not np.isfinite(v) or (name != "v_gate" and v <= 0):
                 raise InputError(f"protocol {name} must be finite"
-                                 + ("" if name in ("v_set", "v_reset") else " and > 0")
-                                 + f", got {v!r}")
-        if self.v_set * self.v_reset >= 0:
-            raise InputError("v_set and v_reset must have opposite signs")
+                                 + ("" if name == "v_gate" else " and > 0") + f", got {v!r}")
+        if self.v_read > MAX_AMPLITUDE or abs(self.v_gate) > MAX_AMPLITUDE:
+            raise InputError(f"protocol v_read and |v_gate| must be at most {MAX_AMPLITUDE:g} "
+                             f"V, got {self.v_read:g} and {self.v_gate:g} V")
 
     def stimulus(self, event: str, cycle: int):
         top, icc = (self.v_set, self.icc_set) if event == "set" else (self.v_reset,

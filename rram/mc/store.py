@@ -1,0 +1,228 @@
+"""The parts folder of a Monte Carlo run, ``<out>.parts``: lock, parts, verification.
+
+* **Lock.**  A run holds an exclusive ``flock`` on ``<out>.parts/lock`` from before it
+  looks at the folder until it has merged the parts and removed the folder; a second run
+  on the same ``out`` is refused, naming the holder (pid and host, written into the lock
+  file).  The kernel releases the lock when its holder dies, so a killed run never blocks
+  a later one (no stale pid files).
+* **Parts.**  Each chunk of devices ``[a, b)`` is one Parquet file whose key-value
+  metadata (:data:`PART_KEY`) holds the study's digest (of
+  :meth:`~rram.mc.run.MonteCarlo.fingerprint`: card, variation, seed, sizes, engine,
+  protocol, package version) and its device range.
+* **Resume** verifies every file in the folder (readable, same study, same range, the
+  expected device-cycles) before anything is simulated: a foreign, corrupt or
+  mismatched file is named in an :class:`~rram.errors.InputError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..io import write_atomic, write_text_atomic
+from .run import MonteCarlo
+
+PART_KEY = b"rram_part"
+LOCK = "lock"
+MANIFEST = "manifest.json"
+_PART = re.compile(r"chunk-(\d{9})-(\d{9})\.parquet")
+#: write_atomic's temporary files (a run killed while writing a part leaves one)
+_TEMP = re.compile(r"\.chunk-\d{9}-\d{9}\.parquet\..*\.part")
+
+
+def parts_dir(out: Path) -> Path:
+    return out.with_name(out.name + ".parts")
+
+
+def chunk_path(parts: Path, a: int, b: int) -> Path:
+    return parts / f"chunk-{a:09d}-{b - 1:09d}.parquet"
+
+
+def study_digest(mc: MonteCarlo) -> str:
+    return hashlib.sha256(json.dumps(mc.fingerprint(), sort_keys=True).encode()).hexdigest()
+
+
+# -- lock ----------------------------------------------------------------------------------
+
+def _holder(fd: int) -> str:
+    try:
+        who = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return f"pid {who['pid']} on {who['host']}"
+    except (ValueError, KeyError, TypeError, OSError):
+        return "holder not yet recorded"  # it has the lock but not yet written its name
+
+
+def lock(parts: Path, out: Path) -> int:
+    """Create ``parts`` if needed and lock it; returns the lock's file descriptor (close
+    it to release).  Raises :class:`InputError` if another run holds it."""
+    path = parts / LOCK
+    for _ in range(20):
+        parts.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # a finishing run removed the folder in between
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise InputError(f"--out {out}: another run ({holder}) is writing it (lock "
+                             f"{path}); wait for it to end or stop it") from None
+        # the run that held it may have removed the folder since we opened the file:
+        # only a lock on the file still at the path counts
+        with contextlib.suppress(FileNotFoundError):
+            st, mine = os.stat(path), os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps({"pid": os.getpid(),
+                                          "host": socket.gethostname()}).encode(), 0)
+                return fd
+        os.close(fd)
+    raise InputError(f"--out {out}: cannot lock {path} (it keeps being removed)")
+
+
+# -- parts ---------------------------------------------------------------------------------
+
+def write_part(mc: MonteCarlo, frame: pd.DataFrame, a: int, b: int, path: Path) -> None:
+    """Write the rows of devices ``[a, b)`` atomically, with their provenance."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    info = {"study": study_digest(mc), "devices": [a, b], "cycles": mc.cycles}
+    meta = {**(table.schema.metadata or {}), PART_KEY: json.dumps(info).encode()}
+    write_atomic(path, lambda p: pq.write_table(table.replace_schema_metadata(meta), p))
+
+
+def check_part(mc: MonteCarlo, path: Path, a: int, b: int, digest: str) -> int:
+    """Verify the part of devices ``[a, b)``; returns its non-converged rows."""
+    import pyarrow.parquet as pq
+
+    def bad(reason: str) -> InputError:
+        return InputError(f"{path}: {reason}; delete it to resume (its chunk is simulated "
+                          f"again) or delete {path.parent} to start over")
+
+    try:
+        pfile = pq.ParquetFile(path)
+        meta = pfile.schema_arrow.metadata or {}
+    except Exception as exc:  # pyarrow raises several types for a damaged file
+        raise bad(f"not a readable Parquet file ({exc})") from None
+    if PART_KEY not in meta:
+        raise bad("not a part written by rram mc (no provenance in its metadata)")
+    try:
+        info = json.loads(meta[PART_KEY])
+        study, devices = info["study"], info["devices"]
+    except (ValueError, KeyError, TypeError):
+        raise bad("unreadable provenance in its metadata") from None
+    if study != digest:
+        raise bad("a part of a different study (its provenance hash differs)")
+    if devices != [a, b]:
+        raise bad(f"holds devices {devices}, its name says [{a}, {b})")
+    try:
+        table = pfile.read()
+    except Exception as exc:
+        raise bad(f"corrupt ({exc})") from None
+    if table.column_names != mc.columns:
+        raise bad("its columns differ from the study's")
+    n = b - a
+    dev, cyc = (table[c].to_numpy() for c in ("device", "cycle"))
+    expected_dev = np.repeat(np.arange(a, b), mc.cycles)
+    expected_cyc = np.tile(np.arange(mc.cycles), n)
+    if not (len(dev) == n * mc.cycles and np.array_equal(dev, expected_dev)
+            and np.array_equal(cyc, expected_cyc)):
+        raise bad(f"{table.num_rows} rows, expected devices {a}-{b - 1} × {mc.cycles} "
+                  "cycles once each")
+    return int((~table["converged"].to_numpy()).sum())
+
+
+# -- the folder ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Store:
+    parts: Path
+    size: int  # devices per chunk
+    bounds: list[tuple[int, int]]
+    done: dict[tuple[int, int], int]  # verified parts -> their non-converged rows
+
+
+def _entries(parts: Path) -> tuple[list[str], list[str]]:
+    """(part files, other files) in ``parts``, ignoring the lock, the manifest and the
+    temporary files of a killed write (removed here: never a finished part)."""
+    chunks, others = [], []
+    for name in sorted(os.listdir(parts)):
+        if name in (LOCK, MANIFEST):
+            continue
+        if _TEMP.fullmatch(name):
+            (parts / name).unlink(missing_ok=True)
+        else:
+            (chunks if _PART.fullmatch(name) else others).append(name)
+    return chunks, others
+
+
+def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
+            default: int) -> Store:
+    """Check (resume) or start the locked folder ``parts``; see the module docstring."""
+    manifest = parts / MANIFEST
+    fingerprint = mc.fingerprint()
+    chunks, others = _entries(parts)
+    if not chunks and not others:  # new, or an earlier run that wrote no part
+        size = chunk or default
+        write_text_atomic(manifest, json.dumps({**fingerprint, "chunk": size}, indent=2,
+                                               sort_keys=True) + "\n")
+        return Store(parts, size, _bounds(mc, size), {})
+    if not resume:
+        raise InputError(f"{parts} holds the parts of an earlier run: pass --resume to "
+                         "complete it, or remove it to start again")
+    try:
+        saved = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        saved = None
+    if not isinstance(saved, dict) or {k: v for k, v in saved.items() if k != "chunk"} \
+            != fingerprint:
+        raise InputError(f"{parts} belongs to a different study (card, variation, seed, "
+                         "sizes or engine differ, or its manifest is missing); remove it "
+                         "or choose another --out")
+    size = saved.get("chunk", chunk or default)
+    if chunk is not None and chunk != size:
+        raise InputError(f"--chunk {chunk}: the run in {parts} used --chunk {size}; "
+                         "resume with that (or without --chunk)")
+    if others:
+        raise InputError(f"{parts / others[0]}: not a part of this run (unexpected file); "
+                         f"move it out of {parts} to resume")
+    bounds = _bounds(mc, size)
+    digest = study_digest(mc)
+    done = {}
+    for name in chunks:
+        first, last = (int(g) for g in _PART.fullmatch(name).groups())
+        if (first, last + 1) not in bounds:
+            raise InputError(f"{parts / name}: not a chunk of this run (devices {first}-"
+                             f"{last}, chunks of {size}); delete it to resume or delete "
+                             f"{parts} to start over")
+        done[first, last + 1] = check_part(mc, parts / name, first, last + 1, digest)
+    return Store(parts, size, bounds, done)
+
+
+def _bounds(mc: MonteCarlo, size: int) -> list[tuple[int, int]]:
+    return [(a, min(mc.devices, a + size)) for a in range(0, mc.devices, size)]
+
+
+def discard_if_empty(parts: Path) -> None:
+    """Remove ``parts`` if it holds no part (nor a file of someone else): a run that
+    failed before writing one leaves nothing behind."""
+    with contextlib.suppress(FileNotFoundError):
+        chunks, others = _entries(parts)
+        if not chunks and not others:
+            shutil.rmtree(parts)

@@ -1,0 +1,276 @@
+"""The Monte Carlo output store: one run per ``--out`` (lock), verified parts on resume,
+the sweep's input checks, bounded variation spreads, scheduler addresses, no leftovers,
+and an all-failed study that does not pass for a success."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from rram.card import default_card
+from rram.errors import InputError
+from rram.mc import MonteCarlo, Protocol, run_devices
+from rram.mc import backend as mc_backend
+from rram.mc.backend import run_mc
+from rram.mc.report import check_outcome
+from rram.mc.store import chunk_path, parts_dir, write_part
+from rram.sweep import SweepSpec
+from rram.variation import Variation, VariationSpec, default_variation, load_variation
+
+STUDY = {"devices": 6, "cycles": 1, "seed": 3}
+
+
+class StopError(Exception):
+    """Raised by a patched simulation to interrupt a run."""
+
+
+def interrupted(tmp_path, monkeypatch):
+    """(out, its parts folder, the devices of each simulation since): a run of STUDY in
+    chunks of 2 devices interrupted after its first chunk; later simulations are
+    recorded in the list."""
+    out = tmp_path / "m.parquet"
+    real, calls = run_devices, []
+
+    def stopping(mc, devices):
+        calls.append(list(devices))
+        if len(calls) == 2 and stopping.armed:
+            raise StopError
+        return real(mc, devices)
+
+    stopping.armed = True
+    monkeypatch.setattr(mc_backend, "run_devices", stopping)
+    with pytest.raises(StopError):
+        run_mc(MonteCarlo(**STUDY), out, chunk=2, progress=False)
+    stopping.armed = False
+    calls.clear()
+    return out, parts_dir(out), calls
+
+
+# -- 1. one run per --out -------------------------------------------------------------------
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from rram.mc.store import lock
+out = Path(sys.argv[1])
+lock(out.with_name(out.name + ".parts"), out)
+print("locked", flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_second_run_is_refused_naming_the_holder_until_it_dies(tmp_path, resume):
+    out = tmp_path / "m.parquet"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(out)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(InputError) as err:
+            run_mc(MonteCarlo(**STUDY), out, resume=resume, progress=False)
+        assert f"pid {holder.pid} on {socket.gethostname()}" in str(err.value)
+        assert "--out" in str(err.value) and not out.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # the kernel released the dead holder's lock: the next run goes ahead
+    info = run_mc(MonteCarlo(**STUDY), out, resume=resume, progress=False)
+    assert info.rows == 6 and not parts_dir(out).exists()
+
+
+def test_the_lock_is_held_through_the_merge(tmp_path, monkeypatch):
+    out = tmp_path / "m.parquet"
+    seen = []
+    real = mc_backend._assemble
+
+    def assemble(mc, parts, bounds, target):
+        # a second run while the first merges: refused
+        try:
+            run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+        except InputError as exc:
+            seen.append(str(exc))
+        return real(mc, parts, bounds, target)
+
+    monkeypatch.setattr(mc_backend, "_assemble", assemble)
+    info = run_mc(MonteCarlo(**STUDY), out, progress=False)
+    assert len(seen) == 1 and f"pid {os.getpid()}" in seen[0]
+    assert info.rows == 6 and len(pd.read_parquet(out)) == 6
+
+
+# -- 2. parts are verified before anything is simulated -------------------------------------
+
+def _foreign(path, part):
+    pd.read_parquet(part).to_parquet(path, index=False)  # valid Parquet, no provenance
+
+
+def _other_study(path, part):
+    other = MonteCarlo(**{**STUDY, "seed": 4})  # a valid part, of another seed
+    write_part(other, run_devices(other, range(2, 4)), 2, 4, path)
+
+
+def _truncated(path, part):
+    data = part.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _garbage(path, part):
+    path.write_bytes(b"not a parquet file at all")
+
+
+def _renamed(path, part):
+    path.write_bytes(part.read_bytes())  # the part of devices 0-1 under the name of 2-3
+
+
+@pytest.mark.parametrize("make, reason", [
+    (_foreign, "no provenance"),
+    (_other_study, "different study"),
+    (_truncated, "not a readable Parquet file"),
+    (_garbage, "not a readable Parquet file"),
+    (_renamed, "holds devices [0, 2]"),
+])
+def test_a_bad_part_is_named_and_nothing_is_simulated(tmp_path, monkeypatch, make, reason):
+    out, parts, calls = interrupted(tmp_path, monkeypatch)
+    good = chunk_path(parts, 0, 2)
+    assert good.exists()
+    bad = chunk_path(parts, 2, 4)
+    make(bad, good)
+    with pytest.raises(InputError) as err:
+        run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    message = str(err.value)
+    assert str(bad) in message and reason in message and "delete" in message
+    assert calls == [] and not out.exists()
+    assert bad.exists() and good.exists()  # nothing of the user's removed
+    # deleting the named part resumes: its chunk is simulated again, nothing duplicated
+    bad.unlink()
+    info = run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert (info.chunks_reused, info.chunks_run) == (1, 2) and calls == [[2, 3], [4, 5]]
+    monkeypatch.undo()
+    assert pd.read_parquet(out).equals(run_devices(MonteCarlo(**STUDY), range(6)))
+
+
+def test_resume_refuses_other_files_and_another_chunking(tmp_path, monkeypatch):
+    out, parts, calls = interrupted(tmp_path, monkeypatch)
+    with pytest.raises(InputError, match=r"--chunk 3: the run .* used --chunk 2"):
+        run_mc(MonteCarlo(**STUDY), out, resume=True, chunk=3, progress=False)
+    stray = parts / "notes.parquet"
+    stray.write_text("mine")
+    with pytest.raises(InputError, match=r"notes\.parquet: not a part of this run"):
+        run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert calls == [] and stray.read_text() == "mine"
+
+
+def test_a_killed_write_leaves_no_trace_in_the_result(tmp_path, monkeypatch):
+    out, parts, _ = interrupted(tmp_path, monkeypatch)
+    (parts / ".chunk-000000002-000000003.parquet.abc123.part").write_bytes(b"half")
+    info = run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert info.rows == 6 and not parts.exists()
+
+
+# -- 3. the sweep's checks, shared ----------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, fragment", [
+    ({"v_set": 1e6}, "|v_set| and |v_reset| must be at most 20 V"),
+    ({"v_reset": -21.0}, "|v_set| and |v_reset| must be at most 20 V"),
+    ({"rate": 1e300}, "rate must be within [1e-06, 1e+09] V/s"),
+    ({"rate": 1e-9}, "rate must be within [1e-06, 1e+09] V/s"),
+])
+def test_mc_and_sweep_refuse_the_same_loops_with_the_same_message(kwargs, fragment):
+    with pytest.raises(InputError) as sweep_err:
+        SweepSpec(**kwargs)
+    with pytest.raises(InputError) as mc_err:
+        MonteCarlo(devices=1, cycles=1, protocol=Protocol(**kwargs))
+    assert fragment in str(sweep_err.value)
+    assert str(mc_err.value) == str(sweep_err.value)
+
+
+def test_compliance_out_of_range_is_refused_by_both():
+    with pytest.raises(InputError, match=r"icc_set must be within \[1e-09, 1\] A"):
+        Protocol(icc_set=10.0)
+    with pytest.raises(InputError, match=r"--compliance must be within \[1e-09, 1\] A"):
+        SweepSpec(compliance=10.0).circuit()
+
+
+def test_cli_mc_refuses_a_huge_v_set_at_once(tmp_path):
+    out = tmp_path / "m.parquet"
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "rram.cli", "mc", "--devices", "1",
+                        "--cycles", "1", "--seed", "1", "--v-set", "1e6", "--out", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "must be at most 20 V" in r.stderr
+    assert "Traceback" not in r.stderr and time.perf_counter() - t0 < 60
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- 4. bounded spreads; no empty parts folder ----------------------------------------------
+
+@pytest.mark.parametrize("entry, fragment", [
+    (("kth", "d2d", "lognormal", 1000.0), "lognormal variation of kth: sigma must be within "
+                                          "[0, 3]"),
+    (("dea", "c2c", "normal", 0.9), "normal variation of dea: sigma must be within [0, 0.5]"),
+    (("kth", "c2c", "lognormal", 0.1, "", 800.0), "shift must be within [-30, 30]"),
+])
+def test_spreads_beyond_their_bounds_are_refused_naming_the_entry(tmp_path, entry, fragment):
+    with pytest.raises(InputError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
+        Variation(*entry)
+    keys = ("parameter", "kind", "distribution", "sigma", "desc", "shift")
+    items = [*json.loads(default_variation().to_json())["variations"],
+             dict(zip(keys, entry, strict=False))]
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"variations": items}))
+    with pytest.raises(InputError) as err:
+        load_variation(path)
+    assert str(path) in str(err.value) and f"variations[{len(items) - 1}]" in str(err.value)
+
+
+def test_a_run_that_fails_before_any_part_leaves_nothing(tmp_path):
+    # a centre outside dea's range: every draw is rejected, the first chunk fails
+    spec = VariationSpec((Variation("dea", "d2d", "normal", 0.01, shift=1.0),))
+    out = tmp_path / "m.parquet"
+    with pytest.raises(InputError, match="cannot be drawn"):
+        run_mc(MonteCarlo(spec=spec, **STUDY), out, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- 5. scheduler addresses ------------------------------------------------------------------
+
+@pytest.mark.parametrize("address", ["bogus", "tcp://", "tcp://host:0", "http://h:8786",
+                                     "tcp://h:99999"])
+def test_a_malformed_scheduler_address_is_refused_up_front(tmp_path, address):
+    out = tmp_path / "m.parquet"
+    with pytest.raises(InputError, match=r"--scheduler .*host:port"):
+        run_mc(MonteCarlo(**STUDY), out, scheduler=address, progress=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "m.parquet"
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match=f"--scheduler tcp://127.0.0.1:{port}: cannot connect"):
+        run_mc(MonteCarlo(**STUDY), out, scheduler=f"tcp://127.0.0.1:{port}", progress=False)
+    assert time.perf_counter() - t0 < 20
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- 6. a study where every sample failed ----------------------------------------------------
+
+def test_an_all_failed_study_is_not_a_success(tmp_path):
+    # ion rates 10^4 x the default in the narrowest state window: no device integrates
+    # (measured); a slightly wider window lets some through
+    card = default_card().replace(vcap=1e6, xbound=1e-13)
+    info = run_mc(MonteCarlo(card=card, devices=3, cycles=1, seed=4), tmp_path / "a.parquet",
+                  progress=False)
+    assert (info.rows, info.failed_rows) == (3, 3)
+    assert "all 3 device-cycles failed to converge" in check_outcome(info)
+    some = run_mc(MonteCarlo(card=card.replace(xbound=2e-13), devices=3, cycles=1, seed=4),
+                  tmp_path / "b.parquet", progress=False)
+    assert 0 < some.failed_rows < some.rows and check_outcome(some) is None
