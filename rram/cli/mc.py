@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import SimulationError
 from .common import (
     InputPath,
     OutputFolder,
@@ -68,7 +69,11 @@ def mc(card_path, variation_path, engine, devices, cycles, seed, workers, schedu
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "
                f"{info.seconds:.1f} s: {info.rows / max(info.seconds, 1e-9):.0f} "
                "device-cycles/s", err=True)
-    from ..mc.report import load_table, switching_failures
+    from ..mc.report import check_outcome, load_table, switching_failures
+
+    why = check_outcome(info)
+    if why is not None:  # the table stays: its error column says why each row failed
+        raise SimulationError(why)
 
     frame = load_table(out)
     fails = switching_failures(frame)
