@@ -100,7 +100,7 @@ def demo(out: str, card_path: str | None) -> None:
 @click.option("--card", "card_path", type=InputPath(),
               help="Model card JSON whose values become the defaults (default: built-in).")
 @click.option("--name", default="rram", show_default=True,
-              help="Subcircuit / module name.")
+              help="Subcircuit / module name (not a Verilog-A or ngspice reserved word).")
 @click.option("--out", required=True, type=OutputPath(),
               help="Output file (.lib or .va).")
 @command_guard
@@ -133,8 +133,11 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
         try:
             out[name] = float(text)
         except ValueError:
-            if what == "--option" and name.lower() == "method":
-                out[name] = text  # checked by the testbench
+            from ..spice.validate import NGSPICE_OPTIONS
+
+            spec = NGSPICE_OPTIONS.get(name.lower())
+            if what == "--option" and spec is not None and spec.kind == "choice":
+                out[name] = text  # checked against its choices by the testbench
                 continue
             raise InputError(f"{what} {name}: {text!r} is not a number") from None
     return out
@@ -156,9 +159,11 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
                    "[default: rram.lib / rram.osdi next to the deck].")
 @click.option("--instance", default="cell", show_default=True, help="Instance name.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
-              help="ngspice .options entry (repeatable), e.g. reltol=1e-4.")
+              help="ngspice .options entry (repeatable), e.g. reltol=1e-4; checked against "
+                   "ngspice's names and ranges (flags as klu=1).")
 @click.option("--tmax", type=float, default=None, callback=finite,
-              help="Maximum time step (s) [default: 1/200 of the stimulus].")
+              help="Maximum time step (s), within [max(1e-15, T/1e9), T] for a stimulus "
+                   "of duration T [default: T/200].")
 @click.option("--help-settings", is_flag=True, help="List the settings of KIND and exit.")
 @click.option("--out", type=OutputPath(), default=None,
               help="Output deck (.cir).")
