@@ -226,7 +226,7 @@ def test_spreads_beyond_their_bounds_are_refused_naming_the_entry(tmp_path, entr
     path.write_text(json.dumps({"variations": items}))
     with pytest.raises(InputError) as err:
         load_variation(path)
-    assert str(path) in str(err.value) and f"variations[{len(items) - 1}]" in str(err.value)
+    assert str(path) in str(err.value) and f"variation {len(items) - 1}:" in str(err.value)
 
 
 def test_a_run_that_fails_before_any_part_leaves_nothing(tmp_path):
