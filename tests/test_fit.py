@@ -77,6 +77,30 @@ def test_tud_median_cycle_fits_within_the_targets(tud_fit):
     assert fit.card["polarity"] == -1
 
 
+@pytest.mark.slow
+def test_every_parameter_reported_as_fitted_is_identified(tud_fit):
+    from rram.card import PARAMETERS
+    from rram.fit.identify import MAX_CORRELATION, MAX_RELATIVE_ERROR
+    from rram.fit.recipe import default_recipe
+    from rram.fit.report import fitted_card
+
+    loop, fit = tud_fit
+    ident = fit.identification
+    names = {n for st in default_recipe().stages for n in st.parameters}
+    assert set(ident["fitted"]) | set(ident["fixed"]) == names
+    assert len(ident["fitted"]) >= 5  # the loop does determine the main ones
+    for name, p in ident["fitted"].items():
+        assert p["relative_error"] <= MAX_RELATIVE_ERROR, name
+    assert all(abs(r) <= MAX_CORRELATION for r in ident["correlations"].values())
+    for name, p in ident["fixed"].items():
+        assert p["reason"] and fit.card[name] == p["value"], name
+    by_name = {p.name: p for p in PARAMETERS}
+    for name in names:  # nothing outside its physical range
+        assert by_name[name].lower <= fit.card[name] <= by_name[name].upper, name
+    meta = fitted_card(fit, default_recipe(), "0" * 64, ["x"], loop).meta["fit"]
+    assert meta["identification"]["fixed"].keys() == ident["fixed"].keys()
+
+
 SUBCKT_TUD = pytest.mark.xfail(strict=True, reason=(
     "issue 12: the re-fitted TUD card SETs at ~1250 K (ea 2.25 eV, kth 3100) and the "
     "ngspice B-source subcircuit, run through the shared library, ends in 'timestep too "

@@ -54,7 +54,8 @@ def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,
     for loop in iterator:
         row: dict[str, object] = {"cycle": loop.cycle}
         try:
-            fit = fit_loop(loop, card, recipe, progress=False)
+            # the C2C scatter of a few kinetic parameters: no identification per cycle
+            fit = fit_loop(loop, card, recipe, progress=False, identify=False)
             reason = fit.failed_reason()
             if reason:
                 raise InputError(reason)

@@ -20,6 +20,13 @@ import numpy as np
 
 from ..errors import CardError, InputError
 from ..params import Card
+from .identify import (
+    MAX_CORRELATION,
+    MAX_RELATIVE_ERROR,
+    covariance,
+    relative_errors,
+    worst_unidentified,
+)
 from .loop import (
     MeasuredLoop,
     log_residual,
@@ -85,6 +92,8 @@ class LoopFit:
     model_current: np.ndarray
     seconds: float
     extra: dict = field(default_factory=dict)
+    #: fitted and fixed parameters after the identifiability check (None: not run)
+    identification: dict | None = None
 
     def failed_reason(self) -> str | None:
         """Why this fit must not be used (its RMS error beyond :data:`MAX_RMS_DEC`, or
@@ -214,8 +223,11 @@ def _params(obj: _Objective, recipe: Recipe) -> lmfit.Parameters:
 
 
 def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
-             progress: bool = True, log: Callable[[str], None] | None = None) -> LoopFit:
-    """Fit ``card`` to ``loop`` with ``recipe`` (default :func:`default_recipe`).
+             progress: bool = True, log: Callable[[str], None] | None = None,
+             identify: bool = True) -> LoopFit:
+    """Fit ``card`` to ``loop`` with ``recipe`` (default :func:`default_recipe`), then
+    (``identify``) fix the parameters the loop does not determine
+    (:func:`identify_parameters`).
 
     ``card.polarity`` is set from the data (SET at negative voltage: −1)."""
     recipe = recipe or default_recipe()
@@ -229,61 +241,142 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
 
         bar = tqdm(total=len(recipe.stages), unit="stage", desc="fit")
     for stage in recipe.stages:
-        ts = time.perf_counter()
-        obj = _Objective(loop, recipe, stage, card)
         if bar is not None:
             bar.set_postfix_str(stage.name)
-        mini = lmfit.Minimizer(lambda p, o=obj: o.residual(p), _params(obj, recipe))
-        res = mini.least_squares(jac=lambda p, o=obj: o.jacobian(p), x_scale="jac",
-                                 max_nfev=stage.max_nfev, ftol=1e-4, xtol=1e-4)
-        best = obj.card_of(obj.vector(res.params))
-        if best is None:  # lmfit's final values are within bounds: a constraint failed
-            raise InputError(f"stage {stage.name}: the fitted values violate a card "
-                             "constraint")
-        card = best
-        cur = simulate_loops(loop, [card]).current[0]
-        n_pts = int(obj.mask.sum())  # the point rows come first
-        # least_squares' Jacobian at its solution (ours, one batch), else a fresh one
-        jac = getattr(res, "jac", None)
-        if jac is None or np.shape(jac) != (len(res.residual), len(obj.names)):
-            jac = obj.jacobian(res.params)
-        errors, correl = _covariance(np.asarray(jac)[:n_pts], res.residual[:n_pts],
-                                     obj.names)
-        reports.append(StageReport(
-            stage.name,
-            {n: {"value": card[n], "stderr": _in_card_units(errors[k], n, card, recipe),
-                 "log10": n in recipe.log_parameters} for k, n in enumerate(obj.names)},
-            correl, loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts))
+        card, report = _run_stage(loop, card, recipe, stage)
+        reports.append(report)
         if log:
-            log(f"  stage {stage.name}: RMS {reports[-1].rms_dec:.3f} dec, "
-                f"{obj.nfev} simulations, {reports[-1].seconds:.1f} s")
+            log(f"  stage {stage.name}: RMS {report.rms_dec:.3f} dec, "
+                f"{report.nfev} simulations, {report.seconds:.1f} s")
         if bar is not None:
             bar.update()
     if bar is not None:
         bar.close()
-    if not reports:
-        cur = simulate_loops(loop, [card]).current[0]
+    identification = None
+    if identify and reports:
+        card, identification = identify_parameters(loop, card, recipe, log=log)
+    cur = simulate_loops(loop, [card]).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
-                   pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0)
+                   pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
+                   identification=identification)
+
+
+def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
+               stage: Stage) -> tuple[Card, StageReport]:
+    """One least-squares stage: the fitted card and the stage's report."""
+    ts = time.perf_counter()
+    obj = _Objective(loop, recipe, stage, card)
+    mini = lmfit.Minimizer(lambda p, o=obj: o.residual(p), _params(obj, recipe))
+    res = mini.least_squares(jac=lambda p, o=obj: o.jacobian(p), x_scale="jac",
+                             max_nfev=stage.max_nfev, ftol=1e-4, xtol=1e-4)
+    best = obj.card_of(obj.vector(res.params))
+    if best is None:  # lmfit's final values are within bounds: a constraint failed
+        raise InputError(f"stage {stage.name}: the fitted values violate a card "
+                         "constraint")
+    card = best
+    cur = simulate_loops(loop, [card]).current[0]
+    n_pts = int(obj.mask.sum())  # the point rows come first
+    # least_squares' Jacobian at its solution (ours, one batch), else a fresh one
+    jac = getattr(res, "jac", None)
+    if jac is None or np.shape(jac) != (len(res.residual), len(obj.names)):
+        jac = obj.jacobian(res.params)
+    errors, correl = _covariance(np.asarray(jac)[:n_pts], res.residual[:n_pts], obj.names)
+    return card, StageReport(
+        stage.name,
+        {n: {"value": card[n], "stderr": _in_card_units(errors[k], n, card, recipe),
+             "log10": n in recipe.log_parameters} for k, n in enumerate(obj.names)},
+        correl, loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts)
+
+
+#: A documented value may replace a fitted one only if the loop's RMS error moves by
+#: less than this (decades) and V_set and V_reset by less than INDISTINGUISHABLE_V:
+#: the data cannot tell the two apart.
+INDISTINGUISHABLE_DEC = 0.005
+INDISTINGUISHABLE_V = 0.005
+
+
+def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
+                        log: Callable[[str], None] | None = None) -> tuple[Card, dict]:
+    """Fix, one at a time and worst first, the parameters the loop does not identify
+    (see :mod:`.identify`), and report the others with their errors.
+
+    A parameter left free by the data (relative error beyond the rule) is fixed at its
+    documented value (the default card's) when that changes the loop's RMS error by
+    less than :data:`INDISTINGUISHABLE_DEC` and V_set and V_reset by less than
+    :data:`INDISTINGUISHABLE_V`, else at its fitted value; one of a
+    correlated pair is fixed at its fitted value (its partner carries the combination
+    the data determine).  Either way the fit is unchanged within that tolerance, so no
+    refit is needed.
+
+    Returns the card and ``{"fitted": {name: {value, stderr, relative_error}},
+    "fixed": {name: {value, fitted_value, reason}}, "correlations": {...}, "rules":
+    {...}}``, ``stderr`` in the card's units, correlations beyond 0.5 among the fitted
+    parameters."""
+    from ..card import default_card
+
+    documented = default_card()
+    vw = recipe.stages[-1].voltage_weight
+    free = list(dict.fromkeys(n for st in recipe.stages for n in st.parameters))
+    fixed: dict[str, dict] = {}
+    def figures(c: Card) -> np.ndarray:  # RMS (dec), V_set and V_reset (V)
+        cur = simulate_loops(loop, [c]).current[0]
+        m = loop_metrics(loop, cur)
+        return np.array([loop_rms(loop, cur), m["v_set_V"], m["v_reset_V"]])
+
+    now = figures(card)
+    while True:
+        stage = Stage("identify", tuple(free), "all", vw, 1)
+        obj = _Objective(loop, recipe, stage, card)
+        params = _params(obj, recipe)
+        n_pts = int(obj.mask.sum())
+        r0, jac = obj.residual(params), obj.jacobian(params)
+        err, corr = covariance(jac[:n_pts], r0[:n_pts])
+        logs = [n in recipe.log_parameters for n in free]
+        rel = relative_errors(err, [card[n] for n in free], logs)
+        verdict = worst_unidentified(free, rel, corr)
+        if verdict is None or len(free) == 1:
+            break
+        name, reason, value = verdict.name, verdict.reason, card[verdict.name]
+        if verdict.correlated:
+            reason += "; held at its fitted value"
+        else:
+            lo, hi = recipe.bounds_of(name)
+            candidate = min(max(documented[name], lo), hi)
+            try:
+                trial = card.replace(**{name: candidate})
+                moved = figures(trial) - now
+            except CardError:
+                trial, moved = None, np.full(3, np.nan)
+            change = (f"RMS {moved[0]:+.4f} dec, V_set {1e3 * moved[1]:+.1f} mV, V_reset "
+                      f"{1e3 * moved[2]:+.1f} mV")
+            if trial is not None and abs(moved[0]) < INDISTINGUISHABLE_DEC \
+                    and np.all(np.abs(moved[1:]) < INDISTINGUISHABLE_V):
+                card, value = trial, candidate
+                reason += f"; set to its documented value ({change})"
+            else:
+                reason += f"; held at its fitted value (the documented {candidate:.4g}: {change})"
+        fixed[name] = {"value": value, "fitted_value": obj.card[name], "reason": reason}
+        free.remove(name)
+        if log:
+            log(f"  fixed {name} = {value:.4g}: {reason}")
+    fitted = {n: {"value": card[n], "stderr": _in_card_units(err[k], n, card, recipe),
+                  "relative_error": float(rel[k])} for k, n in enumerate(free)}
+    correl = {f"{free[a]}~{free[b]}": float(corr[a, b]) for a in range(len(free))
+              for b in range(a + 1, len(free)) if abs(corr[a, b]) >= 0.5}
+    return card, {"fitted": fitted, "fixed": fixed, "correlations": correl,
+                  "rules": {"max_relative_error": MAX_RELATIVE_ERROR,
+                            "max_correlation": MAX_CORRELATION}}
 
 
 def _covariance(jac: np.ndarray, residual: np.ndarray, names: tuple[str, ...],
                 floor: float = 0.5) -> tuple[np.ndarray, dict[str, float]]:
     """Standard errors (of the fitted, maybe log₁₀, values) and the correlations beyond
-    ``floor``, from s²·(JᵀJ)⁺ of the point residuals (the V_set/V_reset terms are
-    constraints, not data).  Columns are normalised before the pseudo-inverse, which
-    keeps the well-determined directions accurate when others are degenerate."""
-    n, k = jac.shape
-    s2 = float(residual @ residual) / max(n - k, 1)
-    norm = np.linalg.norm(jac, axis=0)
-    norm[norm == 0] = 1.0
-    jn = jac / norm
-    cov_n = np.linalg.pinv(jn.T @ jn, rcond=1e-10, hermitian=True) * s2
-    err = np.sqrt(np.clip(np.diag(cov_n), 0, None)) / norm
-    d = np.sqrt(np.clip(np.diag(cov_n), 1e-300, None))
-    corr = cov_n / np.outer(d, d)
+    ``floor`` (see :func:`.identify.covariance`; the V_set/V_reset terms are
+    constraints, not data, so only the point rows enter)."""
+    err, corr = covariance(jac, residual)
+    k = len(names)
     correl = {f"{names[a]}~{names[b]}": float(corr[a, b]) for a in range(k)
               for b in range(a + 1, k) if abs(corr[a, b]) >= floor}
     return err, correl

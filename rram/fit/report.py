@@ -34,7 +34,8 @@ def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[st
     return fit.card.with_meta(provenance={
         "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
         "cycle": loop.cycle, "recipe": json.loads(recipe.to_json())},
-        fit={**fit.figures(), "protocol": protocol_of_loop(loop), "stages": stages})
+        fit={**fit.figures(), "protocol": protocol_of_loop(loop), "stages": stages,
+             "identification": fit.identification})
 
 
 def save_card(card: Card, path: str | Path) -> Path:
@@ -53,6 +54,9 @@ def text_report(fit: LoopFit) -> str:
                                 ("R_LRS", fit.r_lrs, "ohm"), ("R_HRS", fit.r_hrs, "ohm")):
         diff = f"{1e3 * (m - d):+.1f} mV" if unit == "V" else f"{100 * (m / d - 1):+.1f} %"
         lines.append(f"  {label:8s} data {d:11.4g} {unit:3s} model {m:11.4g} {unit:3s} ({diff})")
+    if fit.identification is not None:
+        lines += _identification_lines(fit.identification)
+        return "\n".join(lines)
     final = fit.stages[-1]
     lines.append(f"fitted parameters (stage {final.name}; ± one standard error):")
     seen = {}
@@ -69,6 +73,24 @@ def text_report(fit: LoopFit) -> str:
         lines.append("strongly correlated pairs (|r| >= 0.95): "
                      + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(strong.items())))
     return "\n".join(lines)
+
+
+def _identification_lines(ident: dict) -> list[str]:
+    rules = ident["rules"]
+    lines = [f"fitted parameters (identified: relative error <= "
+             f"{rules['max_relative_error']:.0%}, |r| <= {rules['max_correlation']}; "
+             "± one standard error):"]
+    for name, p in ident["fitted"].items():
+        lines.append(f"  {name:8s} {p['value']:12.5g}  ± {100 * p['relative_error']:.2g} %")
+    if ident["fixed"]:
+        lines.append("fixed (not identified by this loop):")
+        for name, p in ident["fixed"].items():
+            lines.append(f"  {name:8s} {p['value']:12.5g}  {p['reason']}")
+    strong = {k: v for k, v in ident["correlations"].items() if abs(v) >= 0.9}
+    if strong:
+        lines.append("correlated fitted pairs (|r| >= 0.9): "
+                     + ", ".join(f"{k} {v:+.3f}" for k, v in sorted(strong.items())))
+    return lines
 
 
 def overlay_plot(loop: MeasuredLoop, current: np.ndarray, path: str | Path, title: str,
