@@ -188,3 +188,46 @@ def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
 def test_the_committed_recipe_is_the_default_recipe():
     committed = Path(__file__).resolve().parents[1] / "fitting" / "recipes" / "default.json"
     assert committed.read_text() == default_recipe().to_json()
+
+
+def test_holdout_rules_split_deterministically():
+    from rram.errors import InputError
+    from rram.fit.holdout import Holdout
+
+    cycles = list(range(1, 101))
+    train, held = Holdout.parse("0.1").split(cycles)
+    assert held == list(range(10, 101, 10)) and len(train) == 90
+    assert Holdout.parse("20:22").split(cycles)[1] == [20, 21, 22]
+    assert Holdout.parse("3, 17,42").split(cycles)[1] == [3, 17, 42]
+    for bad in ("0.0", "0.9", "-0.1", "x", "5:3"):
+        with pytest.raises(InputError, match="--holdout"):
+            Holdout.parse(bad)
+    with pytest.raises(InputError, match="held-out"):
+        Holdout.parse("200:300").split(cycles)
+
+
+def test_fit_holdout_reports_errors_on_cycles_the_fit_never_saw(tmp_path):
+    """Six cycles of one synthetic device; every 3rd is held out of the fit."""
+    truth = default_card().replace(ea=1.60)
+    rows = []
+    for cycle in range(1, 7):
+        loop = synthetic_loop(truth, 0.01, seed=10 + cycle, cycle=cycle)
+        rows += [f"{cycle},{t:.9g},{v:.9g},{i:.9g}\n" for t, v, i in zip(
+            loop.time + 10.0 * cycle, loop.voltage, loop.current, strict=True)]
+    iv = tmp_path / "iv.csv"
+    iv.write_text("cycle,time_s,V_V,I_A\n" + "".join(rows))
+    recipe = tmp_path / "recipe.json"
+    recipe.write_text(Recipe(stages=(Stage("k", ("ea",), "all", 1.0, 10),),
+                             icc_reset=10e-3).to_json())
+    out = tmp_path / "card.json"
+    run = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--recipe",
+                          str(recipe), "--out", str(out), "--holdout", "0.34"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    meta = json.loads(out.read_text())["meta"]
+    assert meta["provenance"]["cycle"] not in (3, 6)
+    assert [c["cycle"] for c in meta["holdout"]["cycles"]] == [3, 6]
+    held = meta["holdout"]["held_out"]
+    assert held["loops"] == 2 and held["worst_rms_dec"] < 0.05  # the noise: 0.01 dec
+    assert held["voltages_within_0.1V"] == 2
+    assert "held out" in run.stdout

@@ -41,9 +41,13 @@ def _cycle_range(text: str | None) -> tuple[int, int] | None:
               help="Fitted card (JSON, with provenance and the fit report).")
 @click.option("--plot", type=OutputPath(), default=None,
               help="Overlay plot of log|I| against V (PNG).")
+@click.option("--holdout", default=None, metavar="F|A:B|C,D,...",
+              help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a "
+                   "range; a list) and report the fitted card's errors on them beside "
+                   "the training errors.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, out, plot) -> None:
+        voltage_column, current_column, out, plot, holdout) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -58,6 +62,15 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     curves = [c for f in iv_files for c in load_iv(
         f, voltage=voltage_column, current=current_column)]
     loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset)
+    held: list = []
+    if holdout is not None:
+        from ..fit.holdout import Holdout
+
+        _train, held_cycles = Holdout.parse(holdout).split([lp.cycle for lp in loops])
+        held = [lp for lp in loops if lp.cycle in set(held_cycles)]
+        loops = [lp for lp in loops if lp.cycle not in set(held_cycles)]
+        if cycle is not None and cycle in set(held_cycles):
+            raise InputError(f"--cycle {cycle} is one of the --holdout cycles")
     if cycle is not None:
         loop = select_loop(loops, cycle)
     else:
@@ -77,8 +90,20 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         raise RramError(reason)
     card = fitted_card(result, recipe, sha256_of(*iv_files), [Path(f).name for f in iv_files],
                        loop)
+    validation = None
+    if held:
+        from ..fit.holdout import loop_errors, report_lines, summarise
+
+        click.echo(f"validating on {len(held)} held-out cycles ...", err=True)
+        training, errors = loop_errors([loop], result.card), loop_errors(held, result.card)
+        validation = report_lines(training, errors)
+        card = card.with_meta(holdout={
+            "rule": holdout, "training": summarise(training), "held_out": summarise(errors),
+            "cycles": errors.to_dict(orient="records")})
     save_card(card, out)
     click.echo(text_report(result))
+    if validation:
+        click.echo("\n".join(validation))
     click.echo(f"wrote {out} (card {card.digest[:12]})", err=True)
     if plot:
         overlay_plot(loop, result.model_current, plot,

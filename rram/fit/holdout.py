@@ -1,0 +1,107 @@
+"""Held-out validation: cycles the fit never saw, and the errors the fitted model makes
+on them beside its training errors.
+
+The held-out cycles are chosen without randomness, so a fit and its validation repeat
+exactly: ``--holdout 0.1`` holds out every 10th cycle (in cycle order); ``--holdout
+600:699`` a range; ``--holdout 3,17,42`` a list.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..params import Card
+from .loop import MeasuredLoop, loop_metrics, simulate_loops
+
+#: A switching voltage within this of the data counts as reproduced (V).
+VOLTAGE_TOLERANCE = 0.1
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """Which cycles to hold out: a ``fraction`` of them (every 1/fraction-th), or the
+    listed ``cycles``."""
+
+    fraction: float | None = None
+    cycles: tuple[int, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, what: str = "--holdout") -> Holdout:
+        text = text.strip()
+        m = re.fullmatch(r"(\d+)\s*:\s*(\d+)", text)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if a > b:
+                raise InputError(f"{what} {text!r}: a range A:B needs A <= B")
+            return cls(cycles=tuple(range(a, b + 1)))
+        if re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
+            return cls(cycles=tuple(int(c) for c in text.split(",")))
+        try:
+            f = float(text)
+        except ValueError:
+            f = math.nan
+        if not 0 < f <= 0.5:
+            raise InputError(f"{what} {text!r}: give a fraction in (0, 0.5] (e.g. 0.1), a "
+                             "cycle range A:B or a list of cycles 3,17,42")
+        return cls(fraction=f)
+
+    def split(self, cycles: Sequence[int]) -> tuple[list[int], list[int]]:
+        """(training, held-out) cycles of ``cycles``; both non-empty."""
+        ordered = sorted(set(int(c) for c in cycles))
+        if self.fraction is not None:
+            step = max(2, round(1 / self.fraction))
+            held = ordered[step - 1::step]
+        else:
+            held = [c for c in ordered if c in set(self.cycles)]
+        train = [c for c in ordered if c not in set(held)]
+        if not held or not train:
+            raise InputError(f"--holdout leaves {len(train)} training and {len(held)} "
+                             f"held-out cycles of the {len(ordered)} in the data: both "
+                             "must be non-empty")
+        return train, held
+
+
+def loop_errors(loops: Sequence[MeasuredLoop], card: Card) -> pd.DataFrame:
+    """Per loop: the card's RMS log-current error (decades) and its V_set, V_reset,
+    R_LRS and R_HRS errors against the measured ones."""
+    from .iv import loop_rms
+
+    rows = []
+    for loop in loops:
+        cur = simulate_loops(loop, [card]).current[0]
+        data, model = loop_metrics(loop), loop_metrics(loop, cur)
+        rows.append({"cycle": loop.cycle, "rms_dec": loop_rms(loop, cur),
+                     "v_set_error_V": model["v_set_V"] - data["v_set_V"],
+                     "v_reset_error_V": model["v_reset_V"] - data["v_reset_V"],
+                     "r_lrs_error": model["r_lrs_ohm"] / data["r_lrs_ohm"] - 1,
+                     "r_hrs_error": model["r_hrs_ohm"] / data["r_hrs_ohm"] - 1})
+    return pd.DataFrame(rows)
+
+
+def summarise(errors: pd.DataFrame) -> dict[str, float]:
+    """Median and worst RMS, and the share of loops whose V_set and V_reset are both
+    within :data:`VOLTAGE_TOLERANCE` (a loop whose model does not switch counts as
+    missed)."""
+    within = (np.abs(errors["v_set_error_V"]) <= VOLTAGE_TOLERANCE) \
+        & (np.abs(errors["v_reset_error_V"]) <= VOLTAGE_TOLERANCE)
+    return {"loops": len(errors), "median_rms_dec": float(errors["rms_dec"].median()),
+            "worst_rms_dec": float(errors["rms_dec"].max()),
+            "voltages_within_0.1V": int(within.sum())}
+
+
+def report_lines(training: pd.DataFrame, held: pd.DataFrame) -> list[str]:
+    lines = [f"{'':10s} {'loops':>5s} {'median RMS':>10s} {'worst RMS':>9s} "
+             f"{'V_set, V_reset within 0.1 V':>28s}"]
+    for label, frame in (("training", training), ("held out", held)):
+        s = summarise(frame)
+        lines.append(f"{label:10s} {s['loops']:5d} {s['median_rms_dec']:10.3f} "
+                     f"{s['worst_rms_dec']:9.3f} {s['voltages_within_0.1V']:>19d} of "
+                     f"{s['loops']}")
+    return lines
