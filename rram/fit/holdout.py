@@ -105,3 +105,52 @@ def report_lines(training: pd.DataFrame, held: pd.DataFrame) -> list[str]:
                      f"{s['worst_rms_dec']:9.3f} {s['voltages_within_0.1V']:>19d} of "
                      f"{s['loops']}")
     return lines
+
+
+def split_distribution(frame: pd.DataFrame, rule: Holdout) -> tuple[pd.DataFrame,
+                                                                   pd.DataFrame]:
+    """(training, held-out) rows of a distribution table (``rram.fit.data.
+    load_distribution``), split by cycle; every device keeps its training cycles."""
+    _train, held = rule.split(frame["cycle"].to_numpy(int))
+    keep = frame["cycle"].isin(held)
+    out = frame[~keep].copy(), frame[keep].copy()
+    for part in out:
+        part.attrs = dict(frame.attrs)
+    return out
+
+
+def distribution_errors(targets: dict[str, object], model: pd.DataFrame) -> pd.DataFrame:
+    """Per data set (``targets``: label -> :class:`rram.fit.variation.Target`) and
+    metric: the model's median error (relative for resistances, volts for voltages),
+    spread ratio (model / data; ln-σ of R, σ of V) and KS distance to the data."""
+    from scipy.stats import ks_2samp
+
+    from .variation import LOG_METRICS, stats_of
+
+    rows = []
+    for label, target in targets.items():
+        data = target.stats()
+        for m in target.metrics:
+            b = model[m].to_numpy(float)
+            b = b[np.isfinite(b)]
+            s = stats_of({m: b})[m]
+            a = target.values[m][np.isfinite(target.values[m])]
+            d = data[m]
+            median_error = s["median"] / d["median"] - 1 if m in LOG_METRICS \
+                else s["median"] - d["median"]
+            rows.append({"data": label, "metric": m, "n": int(a.size),
+                         "median_error": median_error,
+                         "spread_ratio": s["spread"] / d["spread"],
+                         "ks": float(ks_2samp(a, b).statistic)})
+    return pd.DataFrame(rows)
+
+
+def distribution_lines(errors: pd.DataFrame) -> list[str]:
+    lines = [f"{'data':9s} {'metric':10s} {'n':>5s} {'median error':>13s} "
+             f"{'spread model/data':>17s} {'KS':>6s}"]
+    for r in errors.itertuples():
+        med = f"{100 * r.median_error:+.1f} %" if r.metric.startswith("r_") \
+            else f"{1e3 * r.median_error:+.0f} mV"
+        lines.append(f"{r.data:9s} {r.metric:10s} {r.n:5d} {med:>13s} "
+                     f"{r.spread_ratio:17.3f} {r.ks:6.3f}")
+    return lines
