@@ -115,10 +115,14 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.argument("dist_file", type=InputPath())
 @click.option("--card", "card_path", type=InputPath(),
               default=None, help="Fitted card [default: the built-in card].")
-@click.option("--devices", type=click.IntRange(20, 100_000), default=200, show_default=True,
-              help="Simulated devices per evaluation.")
-@click.option("--cycles", type=click.IntRange(1, 100), default=2, show_default=True,
-              help="Simulated cycles per device.")
+@click.option("--devices", type=click.IntRange(20, 100_000), default=None,
+              help="Simulated devices per evaluation [default: 200; --nested: 256].")
+@click.option("--cycles", type=click.IntRange(1, 100), default=None,
+              help="Simulated cycles per device [default: 2; --nested: 5].")
+@click.option("--nested", is_flag=True,
+              help="Fit D2D and C2C apart (array data: >= 2 devices with >= 2 cycles "
+                   "each): D2D σ from the spread of the per-device medians, C2C σ from "
+                   "the spread within devices; both kinds in one spec.")
 @click.option("--seed", type=click.IntRange(0, None), default=1, show_default=True)
 @click.option("--rounds", type=click.IntRange(0, 50), default=8, show_default=True,
               help="Moment-matching steps (each re-probes the sensitivities).")
@@ -137,11 +141,15 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Probit CDF overlays of data and model.")
 @command_guard
-def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polish, skip,
-                      weights, scatter_path, out, plots) -> None:
+def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
+                      skip, weights, scatter_path, out, plots) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
-    v_reset_V])."""
+    v_reset_V]).
+
+    Without --nested the spread of all values is fitted and split between D2D and C2C
+    in the proportion of the data's between- and within-device variance; with --nested
+    (many devices, many cycles each) the two are fitted apart."""
     from ..fit.data import load_distribution, sha256_of
     from ..fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
 
@@ -155,7 +163,10 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, seed, rounds, polis
         if not math.isfinite(weight):
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
         parsed[metric.strip()] = weight
-    target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed)
+    target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed,
+                       nested=nested)
+    if cycles is None and not nested:
+        cycles = 2
     card = load_card(card_path)
     start = None
     if scatter_path:

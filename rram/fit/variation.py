@@ -28,15 +28,13 @@ robustly (interquartile range / 1.349, so heavy tails do not dominate).  The sim
 replays the measurement protocol with common random numbers (one seed for every
 evaluation), which keeps the objective smooth.  With several devices the fitted σ² is
 split between D2D and C2C entries in the proportion of the between- and within-device
-variance of the carrier's metric; one device gives C2C entries only.
-
-Measured spreads divide every mismatch, so they must not be zero.  Instruments round
-(V_reset to 0.1 V, a resistance to three digits), and a column where most values tie
-has an interquartile range of zero although it varies: a measured spread is floored at
-the spread the rounding alone gives, the data's resolution / √12 (the resolution is the
-median step between its distinct values, :func:`resolution`).  A metric with a single
-value has no resolution and no spread: :func:`target_of` refuses it and names the
-``--skip`` that leaves it out.
+variance of the carrier's metric; one device gives C2C entries only.  The nested fit
+(``Target.design``, many devices × many cycles) fits the two apart instead: each carrier
+gets a D2D σ matched to the spread of the metric's per-device medians (less the C2C
+noise a median of n cycles carries) and a C2C σ matched to the spread within devices
+(:mod:`rram.fit.nested`).  Both are corrected for the number of cycles, so the
+simulation need not replay the data's design: by default it runs 256 devices × 5
+cycles, whose D2D spread is known better than that of 64 measured devices.
 """
 
 from __future__ import annotations
@@ -54,16 +52,14 @@ import pandas as pd
 from lmfit.minimizer import AbortFitException
 
 from .. import __version__
-from ..checks import is_number
 from ..errors import InputError
 from ..io import write_text_atomic
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
 from ..params import Card
 from ..variation import Variation, VariationSpec
+from .target import LOG_METRICS, METRICS, Target, resolution, robust_sigma, stats_of, target_of
 
-METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
-LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: The physical causes each metric may be carried by, in order of preference.
 CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh",),
               "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
@@ -78,113 +74,9 @@ PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "deh": 0.05, "dea": 0.05,
          "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
-
-
-def resolution(x: np.ndarray) -> float:
-    """The median step between the distinct finite values of ``x`` (the rounding of a
-    tie-heavy column); 0 when there is a single value."""
-    u = np.unique(np.asarray(x, float)[np.isfinite(x)])
-    return float(np.median(np.diff(u))) if u.size > 1 else 0.0
-
-
-def robust_sigma(x: np.ndarray) -> float:
-    q1, q3 = np.nanpercentile(x, [25, 75])
-    return float((q3 - q1) / 1.349)
-
-
-def stats_of(values: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
-    """Median, robust spread (ln-σ for resistances, σ for voltages) and the plain
-    standard deviation of each metric."""
-    out = {}
-    for m, x in values.items():
-        x = np.asarray(x, float)
-        x = x[np.isfinite(x)]
-        y = np.log(x) if m in LOG_METRICS else x
-        out[m] = {"median": float(np.median(x)), "spread": robust_sigma(y),
-                  "std": float(np.std(y, ddof=1)), "n": int(x.size)}
-    return out
-
-
-@dataclass(frozen=True)
-class Target:
-    """Measured per-cycle values of each metric (arrays, NaN where not measured) and
-    the device of each value."""
-
-    values: dict[str, np.ndarray]
-    devices: dict[str, np.ndarray]
-    skip: tuple[str, ...] = ()
-    #: (metric, weight) pairs; a metric not listed weighs 1
-    weights: tuple[tuple[str, float], ...] = ()
-
-    def weight(self, metric: str) -> float:
-        return dict(self.weights).get(metric, 1.0)
-
-    @property
-    def metrics(self) -> tuple[str, ...]:
-        """The metrics fitted: measured at least 20 times and not skipped."""
-        return tuple(m for m in METRICS if m not in self.skip
-                     and np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
-
-    def spread_floor(self, metric: str) -> float:
-        """The spread rounding alone gives (resolution/√12, of ln R for resistances)."""
-        x = np.asarray(self.values[metric], float)
-        x = x[np.isfinite(x)]
-        return resolution(np.log(x) if metric in LOG_METRICS else x) / math.sqrt(12)
-
-    def stats(self) -> dict[str, dict[str, float]]:
-        """:func:`stats_of` of the data, each spread floored at :meth:`spread_floor`
-        (every mismatch is divided by it)."""
-        out = stats_of({m: self.values[m] for m in self.metrics})
-        for m, s in out.items():
-            s["spread"] = max(s["spread"], self.spread_floor(m))
-        return out
-
-    def c2c_fraction(self, metric: str) -> float:
-        """Share of the variance within devices (1 with a single device)."""
-        x, dev = np.asarray(self.values[metric], float), self.devices[metric]
-        ok = np.isfinite(x)
-        x, dev = (np.log(x[ok]) if metric in LOG_METRICS else x[ok]), dev[ok]
-        if len(set(dev)) < 2:
-            return 1.0
-        frame = pd.DataFrame({"x": x, "d": dev})
-        within = frame.groupby("d")["x"].var(ddof=1).mean()
-        total = frame["x"].var(ddof=1)
-        return float(min(1.0, within / total)) if total > 0 else 1.0
-
-
-def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
-              weights: Mapping[str, float] | None = None) -> Target:
-    """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
-    ``weights`` (metric -> weight > 0, default 1) weighs their mismatches.  A metric
-    whose values are all equal has no spread to fit and is refused (name it in
-    ``skip``)."""
-    source = frame.attrs.get("source", "the distribution data")
-    weights = dict(weights or {})
-    unknown = [m for m in (*skip, *weights) if m not in METRICS]
-    if unknown:
-        raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
-    bad = [f"{m}={w!r}" for m, w in weights.items()
-           if not (is_number(w) and math.isfinite(w) and w > 0)]
-    if bad:
-        raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
-    lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
-    values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
-              "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
-    devices = {"r_lrs_ohm": lrs["device"].to_numpy(), "r_hrs_ohm": hrs["device"].to_numpy()}
-    for col, rows in (("v_set_V", lrs), ("v_reset_V", hrs)):
-        if col in rows.columns:
-            values[col] = rows[col].to_numpy(float)
-            devices[col] = rows["device"].to_numpy()
-    target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())))
-    if not target.metrics:
-        raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
-    for m in target.metrics:
-        if target.spread_floor(m) == 0:  # a single value: no resolution, no spread
-            x = np.asarray(target.values[m], float)
-            raise InputError(f"{m} has zero spread in {source}: all "
-                             f"{int(np.isfinite(x).sum())} values are "
-                             f"{x[np.isfinite(x)][0]:g}; use --skip {m}")
-    return target
+#: Simulated devices × cycles of a nested fit: many devices (the D2D spread of 256 is
+#: known to ~4 %), few cycles (the C2C spread is pooled over all of them).
+NESTED_DESIGN = (256, 5)
 
 
 def protocol_of(card: Card) -> Protocol:
@@ -236,12 +128,31 @@ def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]
     return {m: frame[m].to_numpy(float) for m in target.metrics}
 
 
+def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict[str, float]]:
+    """:func:`stats_of` a simulated frame, nested like the target's."""
+    devices = {m: frame["device"].to_numpy() for m in target.metrics}
+    return stats_of(_frame_metrics(frame, target), devices if target.design else None)
+
+
+def sigma_key(p: str, kind: str) -> str:
+    """The fitted value of carrier ``p``'s σ of ``kind`` (``""``: the total σ)."""
+    return f"sigma_{kind}_{p}" if kind else f"sigma_{p}"
+
+
 def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
               ) -> VariationSpec:
-    """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values."""
+    """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values (nested:
+    ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry)."""
     out = []
     for metric, p in carriers.items():
         dist = DISTRIBUTION[p]
+        if target.design:
+            out += [Variation(p, "d2d", dist, values[sigma_key(p, "d2d")],
+                              f"fitted: spread of the device medians ({metric})",
+                              values[f"shift_{p}"]),
+                    Variation(p, "c2c", dist, values[sigma_key(p, "c2c")],
+                              f"fitted: spread within devices ({metric})")]
+            continue
         sigma, shift = values[f"sigma_{p}"], values[f"shift_{p}"]
         c2c = target.c2c_fraction(metric)
         if c2c < 1.0:
@@ -272,6 +183,14 @@ class VariationFit:
             d, s = self.data_stats[m], self.model_stats[m]
             lines.append(f"{m:10s} {d['median']:12.4g} {s['median']:10.4g} "
                          f"{d['spread']:12.4g} {s['spread']:8.4g}")
+        if self.target.design:
+            lines.append(f"nested, {self.target.design[0]} devices x "
+                         f"{self.target.design[1]} cycles: {'metric':10s} C2C data/model"
+                         "   D2D data/model")
+            for m in self.target.metrics:
+                d, s = self.data_stats[m], self.model_stats[m]
+                lines.append(f"  {m:10s} {d['within']:9.4g} {s['within']:9.4g}   "
+                             f"{d['d2d']:9.4g} {s['d2d']:9.4g}")
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
@@ -316,7 +235,7 @@ class _Evaluator:
         frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers),
                                  self.protocol, self.devices, self.cycles, self.seed)
         self.count += 1
-        model = stats_of({m: frame[m].to_numpy(float) for m in self.target.metrics})
+        model = model_stats(frame, self.target)
         cost = float(np.sum(self.residual(model) ** 2))
         if self.best is None or cost < self.best[0]:
             self.best = (cost, dict(values))
@@ -328,7 +247,8 @@ class _Evaluator:
 
     def residual(self, model: dict) -> np.ndarray:
         """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
-        spread (5 % of it) mismatches, times the metric's weight."""
+        spread (5 % of it; nested: within and between) mismatches, times the metric's
+        weight."""
         r = []
         for m in self.target.metrics:
             d, s, w = self.data[m], model[m], self.target.weight(m)
@@ -336,7 +256,8 @@ class _Evaluator:
                 r.append(w * math.log(s["median"] / d["median"]) / 0.05)
             else:
                 r.append(w * (s["median"] - d["median"]) / (0.05 * d["spread"]))
-            r.append(w * (s["spread"] / d["spread"] - 1) / 0.05)
+            for name, _ in self.target.spreads:
+                r.append(w * (s[name] / d[name] - 1) / 0.05)
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
 
@@ -390,26 +311,32 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
     metrics, carriers = ev.target.metrics, list(ev.carriers.values())
     data = ev.data
     s_data = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
-    s_model = np.array([model[m]["spread"] for m in metrics])
     weight = np.array([ev.target.weight(m) for m in metrics])
     miss = np.array([_centre(m, data) - _centre(m, model) for m in metrics]) / s_data
     step = np.linalg.lstsq(weight[:, None] * sens / s_data[:, None], weight * miss,
                            rcond=None)[0]
-    sigma = np.array([values[f"sigma_{p}"] for p in carriers])
-    unexplained = np.maximum(s_model ** 2 - (sens ** 2) @ (sigma ** 2), 0.0)
-    gain = sens ** 2 / (s_data ** 2)[:, None]
-    var, _ = nnls(weight[:, None] * gain,
-                  weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
     trial = dict(values)
     for j, p in enumerate(carriers):
         limit = 3 * PROBE[p]
         lo, hi = shift_bounds(p, ev.card)
         trial[f"shift_{p}"] = float(np.clip(
             trial[f"shift_{p}"] + damping * float(np.clip(step[j], -limit, limit)), lo, hi))
-        target = min(math.sqrt(var[j]), MAX_SIGMA[p])
-        # damped in the log: a spread far too wide pushes devices out of switching
-        ratio = float(np.clip(target / max(sigma[j], 1e-6), 0.5, 2.0)) if target > 0 else 0.5
-        trial[f"sigma_{p}"] = float(np.clip(sigma[j] * ratio ** damping, 0.0, MAX_SIGMA[p]))
+    # nested: the spreads within devices by the C2C σ, of the medians by the D2D σ
+    for name, kind in ev.target.spreads:
+        s_data = np.array([max(data[m][name], 1e-12) for m in metrics])
+        s_model = np.array([model[m][name] for m in metrics])
+        sigma = np.array([values[sigma_key(p, kind)] for p in carriers])
+        unexplained = np.maximum(s_model ** 2 - (sens ** 2) @ (sigma ** 2), 0.0)
+        gain = sens ** 2 / (s_data ** 2)[:, None]
+        var, _ = nnls(weight[:, None] * gain,
+                      weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
+        for j, p in enumerate(carriers):
+            target = min(math.sqrt(var[j]), MAX_SIGMA[p])
+            # damped in the log: a spread far too wide pushes devices out of switching
+            ratio = float(np.clip(target / max(sigma[j], 1e-6), 0.5, 2.0)) if target > 0 \
+                else 0.5
+            trial[sigma_key(p, kind)] = float(np.clip(sigma[j] * ratio ** damping, 0.0,
+                                                      MAX_SIGMA[p]))
     return trial
 
 
@@ -436,29 +363,40 @@ def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict
     return best
 
 
-def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int = 3,
-                  seed: int = 1, rounds: int = 8, polish_nfev: int = 10,
-                  protocol: Protocol | None = None,
-                  start_sigma: dict[str, float] | None = None,
+def fit_variation(target: Target, card: Card, *, devices: int | None = None,
+                  cycles: int | None = None, seed: int = 1, rounds: int = 8,
+                  polish_nfev: int = 10, protocol: Protocol | None = None,
+                  start_sigma: Mapping[str, float] | None = None,
                   log: Callable[[str], None] | None = None) -> VariationFit:
     """Moment matching (:func:`_moment_match`, ``rounds`` steps), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
     values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
-    :func:`rram.fit.cycles.scatter_sigmas`) replaces the generic starting spreads."""
+    :func:`rram.fit.cycles.scatter_sigmas`; nested, that σ starts both kinds and
+    ``"<carrier>.d2d"``/``"<carrier>.c2c"`` start one) replaces the generic starting
+    spreads.  Each evaluation simulates ``devices`` × ``cycles`` (default 200 × 3;
+    nested, :data:`NESTED_DESIGN`)."""
     t0 = time.perf_counter()
+    default = NESTED_DESIGN if target.design else (200, 3)
+    devices, cycles = devices or default[0], cycles or default[1]
+    if target.design and cycles < 2:
+        raise InputError(f"cycles {cycles}: a nested fit simulates >= 2 cycles per device")
     protocol = protocol or protocol_of(card)
     carriers = choose_carriers(target, card, protocol, seed, log=log)
     ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log)
     values = {}
+    start = dict(start_sigma or {})
     for p in carriers.values():
-        sigma = (start_sigma or {}).get(p, START_SIGMA[p])
-        values[f"sigma_{p}"] = float(min(max(sigma, 0.0), MAX_SIGMA[p]))
+        for _, kind in target.spreads:
+            sigma = start.get(f"{p}.{kind}", start.get(p, START_SIGMA[p]))
+            values[sigma_key(p, kind)] = float(min(max(sigma, 0.0), MAX_SIGMA[p]))
         values[f"shift_{p}"] = 0.0
     values = _moment_match(ev, values, rounds)
     if polish_nfev > 0:
         params = lmfit.Parameters()
         for p in carriers.values():
-            params.add(f"sigma_{p}", value=values[f"sigma_{p}"], min=0.0, max=MAX_SIGMA[p])
+            for _, kind in target.spreads:
+                key = sigma_key(p, kind)
+                params.add(key, value=values[key], min=0.0, max=MAX_SIGMA[p])
             lo, hi = shift_bounds(p, card)
             params.add(f"shift_{p}", value=values[f"shift_{p}"], min=lo, max=hi)
         budget = ev.count + polish_nfev
@@ -472,7 +410,7 @@ def fit_variation(target: Target, card: Card, *, devices: int = 200, cycles: int
     assert ev.best is not None
     spec = spec_from(ev.best[1], target, carriers)
     frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
-    model = stats_of(_frame_metrics(frame, target))
+    model = model_stats(frame, target)
     return VariationFit(spec, target, ev.data, model, frame, time.perf_counter() - t0,
                         ev.count, protocol, carriers)
 
@@ -482,6 +420,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card)
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
     data["fit"] = {"carriers": fit.carriers, "weights": dict(fit.target.weights),
+                   "nested": (dict(zip(("devices", "cycles"), fit.target.design,
+                                       strict=True)) if fit.target.design else None),
                    "data": fit.data_stats, "model": fit.model_stats,
                    "ks": fit.ks(),
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
@@ -510,3 +450,9 @@ def overlay_cdfs(fit: VariationFit, folder: str | Path) -> list[Path]:
     from ..io import output_folder
 
     return [_save(fig, output_folder(folder) / "variation_cdfs.png")]
+
+
+__all__ = ["CANDIDATES", "DISTRIBUTION", "LOG_METRICS", "METRICS", "NESTED_DESIGN", "Target",
+           "VariationFit", "choose_carriers", "fit_variation", "model_stats", "overlay_cdfs",
+           "protocol_of", "resolution", "robust_sigma", "save_spec", "sigma_key",
+           "simulate_metrics", "spec_from", "stats_of", "target_of"]

@@ -1,0 +1,158 @@
+"""What a variation fit matches: the measured per-cycle metrics of a distribution file
+and their statistics (medians, robust spreads; nested, the spreads within and between
+devices of :mod:`rram.fit.nested`).
+
+Measured spreads divide every mismatch, so they must not be zero.  Instruments round
+(V_reset to 0.1 V, a resistance to three digits), and a column where most values tie
+has an interquartile range of zero although it varies: a measured spread is floored at
+the spread the rounding alone gives, the data's resolution / √12 (the resolution is the
+median step between its distinct values, :func:`resolution`).  A metric with a single
+value has no resolution and no spread: :func:`target_of` refuses it and names the
+``--skip`` that leaves it out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..checks import is_number
+from ..errors import InputError
+from .nested import check_design, nested_stats
+
+METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
+LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
+
+
+def resolution(x: np.ndarray) -> float:
+    """The median step between the distinct finite values of ``x`` (the rounding of a
+    tie-heavy column); 0 when there is a single value."""
+    u = np.unique(np.asarray(x, float)[np.isfinite(x)])
+    return float(np.median(np.diff(u))) if u.size > 1 else 0.0
+
+
+def robust_sigma(x: np.ndarray) -> float:
+    q1, q3 = np.nanpercentile(x, [25, 75])
+    return float((q3 - q1) / 1.349)
+
+
+def stats_of(values: dict[str, np.ndarray], devices: dict[str, np.ndarray] | None = None
+             ) -> dict[str, dict[str, float]]:
+    """Median, robust spread (ln-σ for resistances, σ for voltages) and the plain
+    standard deviation of each metric; with ``devices`` (the device of each value) also
+    the nested spreads of :func:`rram.fit.nested.nested_stats`."""
+    out = {}
+    for m, x in values.items():
+        x = np.asarray(x, float)
+        ok = np.isfinite(x)
+        y = np.log(x[ok]) if m in LOG_METRICS else x[ok]
+        out[m] = {"median": float(np.median(x[ok])), "spread": robust_sigma(y),
+                  "std": float(np.std(y, ddof=1)), "n": int(ok.sum())}
+        if devices is not None:
+            out[m].update(nested_stats(y, np.asarray(devices[m])[ok]))
+    return out
+
+
+@dataclass(frozen=True)
+class Target:
+    """Measured per-cycle values of each metric (arrays, NaN where not measured) and
+    the device of each value."""
+
+    values: dict[str, np.ndarray]
+    devices: dict[str, np.ndarray]
+    skip: tuple[str, ...] = ()
+    #: (metric, weight) pairs; a metric not listed weighs 1
+    weights: tuple[tuple[str, float], ...] = ()
+    #: (devices, cycles per device) of a nested fit (:func:`check_design`), else None
+    design: tuple[int, int] | None = None
+
+    @property
+    def spreads(self) -> tuple[tuple[str, str], ...]:
+        """(spread statistic, variation kind it is fitted by): the total spread by one σ
+        per carrier, or, nested, the spread within devices by the C2C σ and the spread
+        of the device medians by the D2D σ."""
+        return (("within", "c2c"), ("d2d", "d2d")) if self.design else (("spread", ""),)
+
+    def weight(self, metric: str) -> float:
+        return dict(self.weights).get(metric, 1.0)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics fitted: measured at least 20 times and not skipped."""
+        return tuple(m for m in METRICS if m not in self.skip
+                     and np.isfinite(self.values.get(m, [np.nan])).sum() >= 20)
+
+    def spread_floor(self, metric: str) -> float:
+        """The spread rounding alone gives (resolution/√12, of ln R for resistances)."""
+        x = np.asarray(self.values[metric], float)
+        x = x[np.isfinite(x)]
+        return resolution(np.log(x) if metric in LOG_METRICS else x) / math.sqrt(12)
+
+    def stats(self) -> dict[str, dict[str, float]]:
+        """:func:`stats_of` of the data, each spread floored at :meth:`spread_floor`
+        (every mismatch is divided by it)."""
+        out = stats_of({m: self.values[m] for m in self.metrics},
+                       self.devices if self.design else None)
+        for m, s in out.items():
+            for name in {"spread", *(k for k, _ in self.spreads)}:
+                s[name] = max(s[name], self.spread_floor(m))
+            if self.design:  # below a tenth of the medians' spread, D2D is unresolved
+                s["d2d"] = max(s["d2d"], 0.1 * s["between"])
+        return out
+
+    def c2c_fraction(self, metric: str) -> float:
+        """Share of the variance within devices (1 with a single device)."""
+        x, dev = np.asarray(self.values[metric], float), self.devices[metric]
+        ok = np.isfinite(x)
+        x, dev = (np.log(x[ok]) if metric in LOG_METRICS else x[ok]), dev[ok]
+        if len(set(dev)) < 2:
+            return 1.0
+        frame = pd.DataFrame({"x": x, "d": dev})
+        within = frame.groupby("d")["x"].var(ddof=1).mean()
+        total = frame["x"].var(ddof=1)
+        return float(min(1.0, within / total)) if total > 0 else 1.0
+
+
+def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
+              weights: Mapping[str, float] | None = None, nested: bool = False) -> Target:
+    """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
+    ``weights`` (metric -> weight > 0, default 1) weighs their mismatches.  A metric
+    whose values are all equal has no spread to fit and is refused (name it in
+    ``skip``).  ``nested``: fit D2D and C2C apart (≥ 2 devices with ≥ 2 cycles each)."""
+    source = frame.attrs.get("source", "the distribution data")
+    weights = dict(weights or {})
+    unknown = [m for m in (*skip, *weights) if m not in METRICS]
+    if unknown:
+        raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
+    bad = [f"{m}={w!r}" for m, w in weights.items()
+           if not (is_number(w) and math.isfinite(w) and w > 0)]
+    if bad:
+        raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
+    lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
+    values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
+              "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
+    devices = {"r_lrs_ohm": lrs["device"].to_numpy(), "r_hrs_ohm": hrs["device"].to_numpy()}
+    for col, rows in (("v_set_V", lrs), ("v_reset_V", hrs)):
+        if col in rows.columns:
+            values[col] = rows[col].to_numpy(float)
+            devices[col] = rows["device"].to_numpy()
+    design = check_design(frame) if nested else None
+    target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design)
+    if not target.metrics:
+        raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
+    for m in target.metrics:
+        if target.spread_floor(m) == 0:  # a single value: no resolution, no spread
+            x = np.asarray(target.values[m], float)
+            raise InputError(f"{m} has zero spread in {source}: all "
+                             f"{int(np.isfinite(x).sum())} values are "
+                             f"{x[np.isfinite(x)][0]:g}; use --skip {m}")
+        if design and stats_of({m: target.values[m]}, target.devices)[m]["devices"] < 2:
+            raise InputError(f"{m} in {source}: fewer than 2 devices have >= 2 values of "
+                             f"it, no D2D/C2C split; use --skip {m}")
+    return target
+
+
