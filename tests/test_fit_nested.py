@@ -3,8 +3,9 @@ round trip from a spec with known D2D and C2C spreads."""
 
 from __future__ import annotations
 
+import functools
 import math
-import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -98,29 +99,59 @@ TRUE_SPEC = VariationSpec((
 ))
 
 
-@pytest.mark.slow
-def test_a_multi_device_spec_is_recovered(tmp_path):
-    """Issue acceptance: 64 devices × 50 cycles from a spec with known D2D and C2C
-    spreads; the nested fit, started ≥ 30 % off and simulating with another seed,
-    recovers each σ within 15 %."""
-    measured = run_devices(MonteCarlo(card=FORMED, spec=TRUE_SPEC, devices=64, cycles=50,
-                                      seed=11), range(64))
-    assert measured["converged"].all()
-    path = tmp_path / "cells.csv"
-    as_distribution(measured).to_csv(path, index=False)
+@functools.cache
+def _round_trip(data_seed: int) -> tuple[dict, dict]:
+    """64 devices × 50 cycles from a spec with known D2D and C2C spreads (seed
+    ``data_seed``); the nested fit, started ≥ 30 % off and simulating with seed 1.
+    Returns (fitted sigmas, start sigmas) by (parameter, kind)."""
+    import tempfile
+
     from rram.fit.data import load_distribution
 
-    target = target_of(load_distribution(path), skip=("v_set_V", "v_reset_V"), nested=True)
+    measured = run_devices(MonteCarlo(card=FORMED, spec=TRUE_SPEC, devices=64, cycles=50,
+                                      seed=data_seed), range(64))
+    assert measured["converged"].all()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "cells.csv"
+        as_distribution(measured).to_csv(path, index=False)
+        target = target_of(load_distribution(path), skip=("v_set_V", "v_reset_V"),
+                           nested=True)
     assert target.design == (64, 50)
     start = {"kth.d2d": 0.18, "kth.c2c": 0.22, "deh.d2d": 0.06, "deh.c2c": 0.05}
-    t0 = time.perf_counter()
     fit = fit_variation(target, FORMED, seed=1, rounds=8, polish_nfev=0, start_sigma=start)
-    seconds = time.perf_counter() - t0
     got = {(v.parameter, v.kind): v.sigma for v in fit.spec.variations}
     assert set(got) == {(v.parameter, v.kind) for v in TRUE_SPEC.variations}
-    for v in TRUE_SPEC.variations:
-        assert abs(start[f"{v.parameter}.{v.kind}"] / v.sigma - 1) >= 0.3
-        assert abs(got[v.parameter, v.kind] / v.sigma - 1) <= 0.15, (v, got, seconds)
+    return got, {tuple(k.split(".")): v for k, v in start.items()}
+
+
+TRUTH = {(v.parameter, v.kind): v.sigma for v in TRUE_SPEC.variations}
+ROBUST = [("kth", "d2d"), ("kth", "c2c"), ("deh", "c2c")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("data_seed", [2, 11])
+def test_a_multi_device_spec_is_recovered(data_seed):
+    """Issue acceptance (for the spreads the nested fit identifies on two data sets):
+    each σ within 15 % from a start ≥ 30 % off."""
+    got, start = _round_trip(data_seed)
+    for key in ROBUST:
+        assert abs(start[key] / TRUTH[key] - 1) >= 0.3
+        assert abs(got[key] / TRUTH[key] - 1) <= 0.15, (key, got)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("data_seed", [
+    pytest.param(2, marks=pytest.mark.xfail(strict=True, reason=(
+        "issue 14: deh's D2D share of R_HRS is a small remainder beside kth's D2D draw "
+        "(held through the RESET, ~70 % of the HRS's D2D variance); the 256 x 5 "
+        "simulated design recovers 0.015 eV of 0.04 on this data set (0.0376 when the "
+        "fit replays the 64 x 50 design). Matching the covariance of the devices' "
+        "R_LRS and R_HRS medians is the fix."))),
+    11])
+def test_the_hopping_barrier_d2d_spread_is_recovered(data_seed):
+    got, _ = _round_trip(data_seed)
+    key = ("deh", "d2d")
+    assert abs(got[key] / TRUTH[key] - 1) <= 0.15, got
 
 
 def test_cli_nested_on_single_device_data_exits_2_naming_the_file(tmp_path):
