@@ -231,3 +231,26 @@ def test_fit_holdout_reports_errors_on_cycles_the_fit_never_saw(tmp_path):
     assert held["loops"] == 2 and held["worst_rms_dec"] < 0.05  # the noise: 0.01 dec
     assert held["voltages_within_0.1V"] == 2
     assert "held out" in run.stdout
+
+
+#: Every 10th TUD cycle with both sweeps (10 loops; the committed fit used cycle 499).
+EVERY_TENTH = [50, 150, 250, 350, 450, 550, 650, 750, 850, 1000]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cycle", EVERY_TENTH)
+def test_any_cycle_fits_from_the_default_start(cycle, tmp_path):
+    """Issue 14 acceptance, per loop (stricter than "worst <= 0.30 dec, voltages within
+    100 mV in 9 of 10"): `rram fit --cycle N` with the default recipe and start."""
+    from click.testing import CliRunner
+
+    from rram.cli import main
+
+    out = tmp_path / "card.json"
+    run = CliRunner().invoke(main, ["fit", str(SET_FILE), str(RESET_FILE), "--cycle",
+                                    str(cycle), "--out", str(out)])
+    assert run.exit_code == 0, run.output
+    fit = json.loads(out.read_text())["meta"]["fit"]
+    assert fit["rms_log10_decades"] <= 0.30
+    for v in ("v_set_V", "v_reset_V"):
+        assert abs(fit[v]["model"] - fit[v]["data"]) <= 0.10, (v, fit[v])

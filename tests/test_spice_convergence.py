@@ -52,6 +52,7 @@ def test_a_thousand_corner_cards_converge_with_the_osdi_build(bench):
 
 @pytest.mark.slow
 def test_corner_cards_converge_with_the_subcircuit():
-    res, _retried, mismatched = run("1t1r", "subckt", 24, seed=2)
+    # 12 cards: the breadth is the OSDI test's 1000; this one checks the rendering
+    res, _retried, mismatched = run("1t1r", "subckt", 12, seed=2)
     assert not res.failures(), res.failures()[:5]
     assert mismatched <= 2
