@@ -109,3 +109,29 @@ def test_the_fitted_tud_spec_gives_the_same_samples_in_ngspice():
         assert np.array_equal(np.isnan(a), np.isnan(b)), col
         ok = ~np.isnan(a)
         assert np.all(np.abs(b[ok] / a[ok] - 1) <= tol), (col, a, b)
+
+
+def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
+    """`rram fit-variation --holdout 0.1`: every 10th cycle is left out of the fit and
+    the model's errors on it are reported and written beside the training errors."""
+    import json
+
+    from click.testing import CliRunner
+
+    from rram.cli import main
+
+    out = tmp_path / "v.json"
+    run = CliRunner().invoke(main, [
+        "fit-variation", str(TUD_DIST), "--card", str(TUD_CARD), "--devices", "20",
+        "--cycles", "1", "--rounds", "1", "--polish", "0", "--holdout", "0.1", "--out",
+        str(out)])
+    assert run.exit_code == 0, run.output
+    hold = json.loads(out.read_text())["holdout"]
+    rows = {(r["data"], r["metric"]): r for r in hold["errors"]}
+    metrics = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
+    assert {m for _, m in rows} == set(metrics)
+    for m in metrics:  # 1000 measured cycles: 900 train the fit, 100 are held out
+        assert rows["training", m]["n"] == 900 and rows["held out", m]["n"] == 100
+        assert 0 <= rows["held out", m]["ks"] <= 1
+    assert hold["rows_held_out"] == 200  # an LRS and an HRS row per cycle
+    assert "held out" in run.output

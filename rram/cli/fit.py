@@ -140,9 +140,13 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
               help="Variation spec JSON.")
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Probit CDF overlays of data and model.")
+@click.option("--holdout", default=None, metavar="F|A:B|C,D,...",
+              help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a "
+                   "range; a list) and report the model's median, spread and KS errors on "
+                   "them beside the training errors.")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
-                      skip, weights, scatter_path, out, plots) -> None:
+                      skip, weights, scatter_path, out, plots, holdout) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V]).
@@ -163,8 +167,12 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         if not math.isfinite(weight):
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
         parsed[metric.strip()] = weight
-    target = target_of(load_distribution(dist_file), skip=tuple(skip), weights=parsed,
-                       nested=nested)
+    frame, held = load_distribution(dist_file), None
+    if holdout is not None:
+        from ..fit.holdout import Holdout, split_distribution
+
+        frame, held = split_distribution(frame, Holdout.parse(holdout))
+    target = target_of(frame, skip=tuple(skip), weights=parsed, nested=nested)
     if cycles is None and not nested:
         cycles = 2
     card = load_card(card_path)
@@ -178,8 +186,19 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True))
-    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card)
+    validation, lines = None, []
+    if held is not None:
+        from ..fit.holdout import distribution_errors, distribution_lines
+
+        errors = distribution_errors({"training": target, "held out": target_of(
+            held, skip=tuple(skip))}, result.model_frame)
+        lines = distribution_lines(errors)
+        validation = {"rule": holdout, "rows_held_out": len(held),
+                      "errors": errors.to_dict(orient="records")}
+    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation)
     click.echo(result.report())
+    if lines:
+        click.echo("\n".join(lines))
     click.echo(f"wrote {out}", err=True)
     if plots:
         for p in overlay_cdfs(result, plots):

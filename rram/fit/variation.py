@@ -415,7 +415,10 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
                         ev.count, protocol, carriers)
 
 
-def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card) -> Path:
+def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
+              holdout: dict | None = None) -> Path:
+    """The fitted spec with its provenance, fit figures and (``holdout``) the errors on
+    held-out data."""
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
@@ -425,6 +428,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card)
                    "data": fit.data_stats, "model": fit.model_stats,
                    "ks": fit.ks(),
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
+    if holdout is not None:
+        data["holdout"] = holdout
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
