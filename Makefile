@@ -34,12 +34,13 @@ FIT := fitting/results/tud_H16248L_M12
 fit: bootstrap
 	$(BIN)/python -m rram.fit.tud $(TUD)_endurance_summary_1000cyc.txt $(TUD)_distribution.csv
 	$(BIN)/rram fit $(TUD)_set_IV_101cyc.csv $(TUD)_reset_IV_105cyc.csv \
-	    --recipe fitting/recipes/default.json --out $(FIT).card.json --plot $(FIT)_fit.png
+	    --recipe fitting/recipes/default.json --out $(FIT).card.json --plot $(FIT)_fit.png \
+	    --holdout 0.1
 	$(BIN)/rram fit-cycles $(TUD)_set_IV_101cyc.csv $(TUD)_reset_IV_105cyc.csv \
 	    --card $(FIT).card.json --out $(FIT).cycles.csv
 	$(BIN)/rram fit-variation $(TUD)_distribution.csv --card $(FIT).card.json \
 	    --scatter $(FIT).cycles.csv --out $(FIT).variation.json \
-	    --plots fitting/results
+	    --plots fitting/results --holdout 0.1
 	$(BIN)/rram export --format spice --card $(FIT).card.json --name rram_tud \
 	    --out $(FIT).lib
 	$(BIN)/rram export --format veriloga --card $(FIT).card.json --name rram_tud \
