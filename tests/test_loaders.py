@@ -211,7 +211,7 @@ def test_a_tie_heavy_metric_is_floored_at_its_resolution_and_fits_without_crashi
     ({"start": {"ea": True}}, "start value of ea: True is not a number"),
     ({"start": {"polarity": -1}}, "cannot set polarity"),
     ({"log_parameters": ["dea"]}, "dea can be negative"),
-    ({"icc_reset": 5.0}, "icc_reset must be a current in (0, 0.1] A"),
+    ({"icc_reset": 5.0}, "icc_reset must be within [1e-09, 0.1] A"),
     ({"voltage_scale": False}, "voltage_scale"),
     ({"bogus": 1}, "unexpected keyword argument 'bogus'"),
 ])
@@ -249,7 +249,8 @@ def test_currents_in_another_unit_are_refused_naming_the_column(tmp_path):
 
 def test_compliances_above_100_mA_are_refused_given_or_inferred(tmp_path):
     path = write(tmp_path, "iv.csv", IV_HEADER + iv_rows(SWEEP, [1e-6] * 7))
-    with pytest.raises(InputError, match=r"compliance must be a current in \(0, 0\.1\] A"):
+    with pytest.raises(InputError,
+                       match=r"compliance must be within \[1e-09, 0\.1\] A, got .* unit"):
         load_iv(path, compliance=0.5)
     volts = [*SWEEP, 0.5, 1.0, 1.5, 1.0, 0.5, 0.0]
     amps = [0, 1e-3, 0.5, 0.5, 0.5, 0.5, 1e-2, 0.2, 0.4, 1e-2, 5e-3, 2e-3, 0]  # mA as A

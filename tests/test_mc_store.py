@@ -191,9 +191,9 @@ def test_mc_and_sweep_refuse_the_same_loops_with_the_same_message(kwargs, fragme
 
 
 def test_compliance_out_of_range_is_refused_by_both():
-    with pytest.raises(InputError, match=r"icc_set must be within \[1e-09, 1\] A"):
+    with pytest.raises(InputError, match=r"icc_set must be within \[1e-09, 0\.1\] A"):
         Protocol(icc_set=10.0)
-    with pytest.raises(InputError, match=r"--compliance must be within \[1e-09, 1\] A"):
+    with pytest.raises(InputError, match=r"--compliance must be within \[1e-09, 0\.1\] A"):
         SweepSpec(compliance=10.0).circuit()
 
 

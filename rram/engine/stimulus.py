@@ -39,8 +39,9 @@ MAX_AMPLITUDE = 20.0
 #: DC sweep rates (V/s): 1 µV/s (a 2 V ramp in ~23 days) to 1 GV/s (in 2 ns, where the
 #: default device barely switches any more; faster is a pulse, see :func:`pulse_train`).
 RATE_RANGE = (1e-6, 1e9)
-#: Compliance currents of a DC sweep (A): 1 nA to 1 A.
-COMPLIANCE_RANGE = (1e-9, 1.0)
+#: Compliance currents (A), of a simulated sweep and of measured data alike: 1 nA to
+#: 100 mA (a filamentary cell carries µA to mA; more is a unit mistake or a short).
+COMPLIANCE_RANGE = (1e-9, 0.1)
 
 
 def _within(name: str, value: float, lo: float, hi: float, unit: str) -> float:
@@ -56,8 +57,13 @@ def check_rate(rate: float, name: str = "rate") -> float:
 
 
 def check_compliance(icc: float, name: str = "icc_set") -> float:
-    """A compliance current (A) a user sets: finite, > 0, within :data:`COMPLIANCE_RANGE`."""
-    return _within(name, _finite(name, icc, positive=True), *COMPLIANCE_RANGE, "A")
+    """A compliance current (A): finite, > 0, within :data:`COMPLIANCE_RANGE` (the one
+    range of ``rram sweep``, ``rram mc``, the fit's data and recipes)."""
+    icc = _finite(name, icc, positive=True)
+    if icc > COMPLIANCE_RANGE[1]:
+        raise InputError(f"{name} must be within [{COMPLIANCE_RANGE[0]:g}, "
+                         f"{COMPLIANCE_RANGE[1]:g}] A, got {icc:g} — is it in another unit?")
+    return _within(name, icc, *COMPLIANCE_RANGE, "A")
 
 
 def check_dc_loop(v_set: float, v_reset: float, rate: float) -> tuple[float, float, float]:

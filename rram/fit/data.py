@@ -12,7 +12,6 @@ I-V files are CSV with one row per point.  Columns are found by common names
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..checks import is_number
+from ..engine.stimulus import COMPLIANCE_RANGE
+from ..engine.stimulus import check_compliance as check_stimulus_compliance
 from ..errors import InputError
 from ..io import read_table, read_text
 
@@ -42,7 +42,7 @@ COMPLIANCE_MARGIN = 1.5
 #: Plausibility limits of a single cell's measurement (SI): a larger value is a unit
 #: error (µA read as A, mV as V), refused rather than fitted.
 MAX_CURRENT_A = 1.0
-MAX_COMPLIANCE_A = 0.1
+MAX_COMPLIANCE_A = COMPLIANCE_RANGE[1]
 MAX_VOLTAGE_V = 100.0
 UNIT_NAMES = {"A": "amperes", "V": "volts"}
 STATES = ("HRS", "LRS")
@@ -150,13 +150,9 @@ def check_magnitude(values: np.ndarray, column: str, path: Path, quantity: str,
 
 
 def check_compliance(value: float, what: str = "compliance") -> float:
-    """A compliance current (A): finite, > 0 and at most :data:`MAX_COMPLIANCE_A`."""
-    if not (is_number(value) and math.isfinite(value) and 0 < value <= MAX_COMPLIANCE_A):
-        hint = " — is it in another unit?" if is_number(value) and value > MAX_COMPLIANCE_A \
-            else ""
-        raise InputError(f"{what} must be a current in (0, {MAX_COMPLIANCE_A:g}] A, got "
-                         f"{value!r}{hint}")
-    return float(value)
+    """A compliance current (A): the engine's one check (:data:`rram.engine.stimulus.
+    COMPLIANCE_RANGE`), for measured data as for simulations."""
+    return check_stimulus_compliance(value, what)
 
 
 def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None = None,

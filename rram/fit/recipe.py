@@ -20,7 +20,7 @@ from ..checks import is_number
 from ..errors import InputError
 from ..io import read_text
 from ..model import MODEL
-from .data import MAX_COMPLIANCE_A
+from .data import check_compliance
 
 #: Point sets a stage can fit (see :func:`rram.fit.iv.point_sets`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
@@ -125,9 +125,7 @@ class Recipe:
         if not (_positive_or_zero(self.voltage_scale) and self.voltage_scale > 0):
             raise InputError(f"recipe: voltage_scale must be a finite number > 0 V, got "
                              f"{self.voltage_scale!r}")
-        if not (_positive_or_zero(self.icc_reset) and 0 < self.icc_reset <= MAX_COMPLIANCE_A):
-            raise InputError(f"recipe: icc_reset must be a current in (0, "
-                             f"{MAX_COMPLIANCE_A:g}] A, got {self.icc_reset!r}")
+        check_compliance(self.icc_reset, "recipe: icc_reset")
 
     @property
     def parameters(self) -> tuple[str, ...]:
