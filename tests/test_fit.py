@@ -254,3 +254,19 @@ def test_any_cycle_fits_from_the_default_start(cycle, tmp_path):
     assert fit["rms_log10_decades"] <= 0.30
     for v in ("v_set_V", "v_reset_V"):
         assert abs(fit[v]["model"] - fit[v]["data"]) <= 0.10, (v, fit[v])
+
+
+def test_a_multi_start_fit_does_not_depend_on_its_start():
+    """Issue 14: with screened starts, two starts far apart (and far from the truth)
+    end at the same fit."""
+    truth = default_card().replace(ea=1.60, eh=1.32)
+    loop = synthetic_loop(truth, noise_dec=0.01, seed=4)
+    recipe = Recipe(stages=(Stage("kinetics", ("ea", "eh"), "all", 1.0, 20),),
+                    bounds={"ea": (1.0, 2.6), "eh": (0.8, 2.0)})
+    fits = [fit_loop(loop, default_card().replace(**start), recipe, progress=False,
+                     identify=False, starts=6)
+            for start in ({"ea": 1.1, "eh": 1.9}, {"ea": 2.5, "eh": 0.85})]
+    assert abs(fits[0].rms_dec - fits[1].rms_dec) <= 0.02
+    for name in ("ea", "eh"):
+        assert fits[0].card[name] == pytest.approx(fits[1].card[name], rel=0.05)
+        assert fits[0].card[name] == pytest.approx(truth[name], rel=0.05)

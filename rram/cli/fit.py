@@ -45,9 +45,13 @@ def _cycle_range(text: str | None) -> tuple[int, int] | None:
               help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a "
                    "range; a list) and report the fitted card's errors on them beside "
                    "the training errors.")
+@click.option("--starts", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Screen this many starts spread over the recipe's bounds (plus the "
+                   "given and the documented card) and fit from the best two: a result "
+                   "that does not depend on the start, at about twice the time.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, out, plot, holdout) -> None:
+        voltage_column, current_column, out, plot, holdout, starts) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -82,7 +86,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     click.echo(f"fitting cycle {loop.cycle} ({len(loop.time)} points, SET at "
                f"{'negative' if loop.polarity < 0 else 'positive'} V, compliance "
                f"{loop.icc_set:.4g} A)", err=True)
-    result = fit_loop(loop, load_card(card_path), recipe,
+    result = fit_loop(loop, load_card(card_path), recipe, starts=starts,
                       log=lambda s: click.echo(s, err=True))
     reason = result.failed_reason()
     if reason:  # nothing is written: a card that does not describe its data is no card

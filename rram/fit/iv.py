@@ -224,16 +224,44 @@ def _params(obj: _Objective, recipe: Recipe) -> lmfit.Parameters:
 
 def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
              progress: bool = True, log: Callable[[str], None] | None = None,
-             identify: bool = True) -> LoopFit:
+             identify: bool = True, starts: int = 0, keep: int = 2) -> LoopFit:
     """Fit ``card`` to ``loop`` with ``recipe`` (default :func:`default_recipe`), then
     (``identify``) fix the parameters the loop does not determine
-    (:func:`identify_parameters`).
+    (:func:`identify_parameters`).  With ``starts`` > 0 the staged fit runs from the
+    ``keep`` best of ``starts`` screened starts (:mod:`.multistart`) and keeps the best.
 
     ``card.polarity`` is set from the data (SET at negative voltage: −1)."""
     recipe = recipe or default_recipe()
     t0 = time.perf_counter()
     card = card.replace(**recipe.start, polarity=loop.polarity)
     point_sets(loop)  # fail early on data that do not switch
+    if starts > 0:
+        from .multistart import best_indices, candidate_cards
+
+        cands = candidate_cards(card, recipe, starts)
+        scores = _screen(loop, recipe, cands)
+        picked = best_indices(scores, keep)
+        if log:
+            log(f"  screened {len(cands)} starts; fitting from {len(picked)} (scores "
+                + ", ".join(f"{scores[i]:.3g}" for i in picked) + ")")
+        runs = [_staged(loop, cands[i], recipe, progress, log) for i in picked]
+        card, reports = min(runs, key=lambda r: r[1][-1].rms_dec if r[1] else math.inf)
+    else:
+        card, reports = _staged(loop, card, recipe, progress, log)
+    identification = None
+    if identify and reports:
+        card, identification = identify_parameters(loop, card, recipe, log=log)
+    cur = simulate_loops(loop, [card]).current[0]
+    data, model = loop_metrics(loop), loop_metrics(loop, cur)
+    pairs = {k: (float(data[k]), float(model[k])) for k in data}
+    return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
+                   pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
+                   identification=identification)
+
+
+def _staged(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
+            log: Callable[[str], None] | None) -> tuple[Card, list[StageReport]]:
+    """The recipe's stages in order from ``card``."""
     reports = []
     bar = None
     if progress:
@@ -252,15 +280,20 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             bar.update()
     if bar is not None:
         bar.close()
-    identification = None
-    if identify and reports:
-        card, identification = identify_parameters(loop, card, recipe, log=log)
-    cur = simulate_loops(loop, [card]).current[0]
-    data, model = loop_metrics(loop), loop_metrics(loop, cur)
-    pairs = {k: (float(data[k]), float(model[k])) for k in data}
-    return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
-                   pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
-                   identification=identification)
+    return card, reports
+
+
+def _screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card]) -> np.ndarray:
+    """Residual norm of each candidate card over the whole loop, with the switching
+    voltages weighed as in the recipe's last stage (one batched simulation)."""
+    from .multistart import fitted_names
+
+    stage = Stage("screen", fitted_names(recipe), "all", recipe.stages[-1].voltage_weight, 1)
+    obj = _Objective(loop, recipe, stage, cards[0])
+    xs = [np.array([math.log10(c[n]) if n in recipe.log_parameters else c[n]
+                    for n in stage.parameters]) for c in cards]
+    rows = obj.residuals(xs)
+    return np.sqrt(np.mean(rows ** 2, axis=1))
 
 
 def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
