@@ -146,17 +146,24 @@ def test_rram_sweep_reproduces_the_measured_loop_with_the_fitted_card(tud_fit, t
     assert abs(v[k_reset] - data["v_reset_V"]) <= 0.05
 
 
+def write_synthetic_fit_inputs(folder, loops: list[MeasuredLoop]):
+    """An I-V file of ``loops`` (one after another in time) and a one-stage recipe
+    fitting ``ea``: (iv path, recipe path)."""
+    rows = [f"{lp.cycle},{t + 10.0 * k:.9g},{v:.9g},{i:.9g}\n"
+            for k, lp in enumerate(loops)
+            for t, v, i in zip(lp.time, lp.voltage, lp.current, strict=True)]
+    iv = folder / "iv.csv"
+    iv.write_text("cycle,time_s,V_V,I_A\n" + "".join(rows))
+    recipe = folder / "recipe.json"
+    recipe.write_text(Recipe(stages=(Stage("k", ("ea",), "all", 1.0, 10),),
+                             icc_reset=10e-3).to_json())
+    return iv, recipe
+
+
 def test_fit_cli_writes_a_card_with_provenance(tmp_path):
     """`rram fit` on a small synthetic file (one kinetics stage)."""
     truth = default_card().replace(ea=1.60)
-    loop = synthetic_loop(truth, 0.01, seed=5)
-    rows = [f"1,{t:.9g},{v:.9g},{i:.9g}\n" for t, v, i in zip(loop.time, loop.voltage,
-                                                            loop.current, strict=True)]
-    iv = tmp_path / "iv.csv"
-    iv.write_text("cycle,time_s,V_V,I_A\n" + "".join(rows))
-    recipe = tmp_path / "recipe.json"
-    recipe.write_text(Recipe(stages=(Stage("k", ("ea",), "all", 1.0, 10),),
-                             icc_reset=10e-3).to_json())
+    iv, recipe = write_synthetic_fit_inputs(tmp_path, [synthetic_loop(truth, 0.01, seed=5)])
     out = tmp_path / "card.json"
     run = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--recipe",
                           str(recipe), "--out", str(out), "--plot", str(tmp_path / "f.png")],
@@ -209,16 +216,8 @@ def test_holdout_rules_split_deterministically():
 def test_fit_holdout_reports_errors_on_cycles_the_fit_never_saw(tmp_path):
     """Six cycles of one synthetic device; every 3rd is held out of the fit."""
     truth = default_card().replace(ea=1.60)
-    rows = []
-    for cycle in range(1, 7):
-        loop = synthetic_loop(truth, 0.01, seed=10 + cycle, cycle=cycle)
-        rows += [f"{cycle},{t:.9g},{v:.9g},{i:.9g}\n" for t, v, i in zip(
-            loop.time + 10.0 * cycle, loop.voltage, loop.current, strict=True)]
-    iv = tmp_path / "iv.csv"
-    iv.write_text("cycle,time_s,V_V,I_A\n" + "".join(rows))
-    recipe = tmp_path / "recipe.json"
-    recipe.write_text(Recipe(stages=(Stage("k", ("ea",), "all", 1.0, 10),),
-                             icc_reset=10e-3).to_json())
+    iv, recipe = write_synthetic_fit_inputs(tmp_path, [
+        synthetic_loop(truth, 0.01, seed=10 + cycle, cycle=cycle) for cycle in range(1, 7)])
     out = tmp_path / "card.json"
     run = subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(iv), "--recipe",
                           str(recipe), "--out", str(out), "--holdout", "0.34"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import click
@@ -13,12 +12,26 @@ from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, 
 
 
 def _cycle_range(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", text)
-    if not m or int(m.group(1)) > int(m.group(2)):
-        raise InputError(f"--cycles {text!r}: expected A:B with A <= B (e.g. 400:500)")
-    return int(m.group(1)), int(m.group(2))
+    from ..fit.holdout import parse_cycle_range
+
+    return None if text is None else parse_cycle_range(text, "--cycles")
+
+
+def _parse_holdout(ctx: click.Context, param: click.Parameter, value: str | None):
+    from ..fit.holdout import Holdout
+
+    try:
+        return None if value is None else Holdout.parse(value)
+    except InputError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def holdout_option(reported: str):
+    """``--holdout``: the same rule for the loop and the variation fit."""
+    return click.option(
+        "--holdout", default=None, metavar="F|A:B|C,D,...", callback=_parse_holdout,
+        help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a range; "
+             f"a list) and report {reported} on them beside the training errors.")
 
 
 @click.command()
@@ -41,10 +54,7 @@ def _cycle_range(text: str | None) -> tuple[int, int] | None:
               help="Fitted card (JSON, with provenance and the fit report).")
 @click.option("--plot", type=OutputPath(), default=None,
               help="Overlay plot of log|I| against V (PNG).")
-@click.option("--holdout", default=None, metavar="F|A:B|C,D,...",
-              help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a "
-                   "range; a list) and report the fitted card's errors on them beside "
-                   "the training errors.")
+@holdout_option("the fitted card's errors")
 @click.option("--starts", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="Screen this many starts spread over the recipe's bounds (plus the "
                    "given and the documented card) and fit from the best two: a result "
@@ -68,12 +78,10 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset)
     held: list = []
     if holdout is not None:
-        from ..fit.holdout import Holdout
-
-        _train, held_cycles = Holdout.parse(holdout).split([lp.cycle for lp in loops])
-        held = [lp for lp in loops if lp.cycle in set(held_cycles)]
-        loops = [lp for lp in loops if lp.cycle not in set(held_cycles)]
-        if cycle is not None and cycle in set(held_cycles):
+        held_cycles = set(holdout.split([lp.cycle for lp in loops])[1])
+        held = [lp for lp in loops if lp.cycle in held_cycles]
+        loops = [lp for lp in loops if lp.cycle not in held_cycles]
+        if cycle is not None and cycle in held_cycles:
             raise InputError(f"--cycle {cycle} is one of the --holdout cycles")
     if cycle is not None:
         loop = select_loop(loops, cycle)
@@ -102,7 +110,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         training, errors = loop_errors([loop], result.card), loop_errors(held, result.card)
         validation = report_lines(training, errors)
         card = card.with_meta(holdout={
-            "rule": holdout, "training": summarise(training), "held_out": summarise(errors),
+            "rule": holdout.text, "training": summarise(training), "held_out": summarise(errors),
             "cycles": errors.to_dict(orient="records")})
     save_card(card, out)
     click.echo(text_report(result))
@@ -144,10 +152,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
               help="Variation spec JSON.")
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Probit CDF overlays of data and model.")
-@click.option("--holdout", default=None, metavar="F|A:B|C,D,...",
-              help="Hold out cycles the fit never sees (a fraction: every 1/F-th cycle; a "
-                   "range; a list) and report the model's median, spread and KS errors on "
-                   "them beside the training errors.")
+@holdout_option("the model's median, spread and KS errors")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
                       skip, weights, scatter_path, out, plots, holdout) -> None:
@@ -173,9 +178,9 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         parsed[metric.strip()] = weight
     frame, held = load_distribution(dist_file), None
     if holdout is not None:
-        from ..fit.holdout import Holdout, split_distribution
+        from ..fit.holdout import split_distribution
 
-        frame, held = split_distribution(frame, Holdout.parse(holdout))
+        frame, held = split_distribution(frame, holdout)
     target = target_of(frame, skip=tuple(skip), weights=parsed, nested=nested)
     if cycles is None and not nested:
         cycles = 2
@@ -197,7 +202,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         errors = distribution_errors({"training": target, "held out": target_of(
             held, skip=tuple(skip))}, result.model_frame)
         lines = distribution_lines(errors)
-        validation = {"rule": holdout, "rows_held_out": len(held),
+        validation = {"rule": holdout.text, "rows_held_out": len(held),
                       "errors": errors.to_dict(orient="records")}
     save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation)
     click.echo(result.report())

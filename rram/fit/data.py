@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..engine.stimulus import COMPLIANCE_RANGE
 from ..engine.stimulus import check_compliance as check_stimulus_compliance
 from ..errors import InputError
 from ..io import read_table, read_text
@@ -42,7 +41,6 @@ COMPLIANCE_MARGIN = 1.5
 #: Plausibility limits of a single cell's measurement (SI): a larger value is a unit
 #: error (µA read as A, mV as V), refused rather than fitted.
 MAX_CURRENT_A = 1.0
-MAX_COMPLIANCE_A = COMPLIANCE_RANGE[1]
 MAX_VOLTAGE_V = 100.0
 UNIT_NAMES = {"A": "amperes", "V": "volts"}
 STATES = ("HRS", "LRS")

@@ -24,6 +24,14 @@ from .loop import MeasuredLoop, loop_metrics, simulate_loops
 VOLTAGE_TOLERANCE = 0.1
 
 
+def parse_cycle_range(text: str, what: str) -> tuple[int, int]:
+    """``A:B`` with A <= B (cycle numbers), for ``--cycles`` and ``--holdout``."""
+    m = re.fullmatch(r"\s*(\d+)\s*:\s*(\d+)\s*", text)
+    if not m or int(m.group(1)) > int(m.group(2)):
+        raise InputError(f"{what} {text!r}: expected A:B with A <= B (e.g. 400:500)")
+    return int(m.group(1)), int(m.group(2))
+
+
 @dataclass(frozen=True)
 class Holdout:
     """Which cycles to hold out: a ``fraction`` of them (every 1/fraction-th), or the
@@ -31,18 +39,16 @@ class Holdout:
 
     fraction: float | None = None
     cycles: tuple[int, ...] = ()
+    text: str = ""  # as the user gave it (recorded with the results)
 
     @classmethod
     def parse(cls, text: str, what: str = "--holdout") -> Holdout:
         text = text.strip()
-        m = re.fullmatch(r"(\d+)\s*:\s*(\d+)", text)
-        if m:
-            a, b = int(m.group(1)), int(m.group(2))
-            if a > b:
-                raise InputError(f"{what} {text!r}: a range A:B needs A <= B")
-            return cls(cycles=tuple(range(a, b + 1)))
+        if ":" in text:
+            a, b = parse_cycle_range(text, what)
+            return cls(cycles=tuple(range(a, b + 1)), text=text)
         if re.fullmatch(r"\d+(\s*,\s*\d+)*", text):
-            return cls(cycles=tuple(int(c) for c in text.split(",")))
+            return cls(cycles=tuple(int(c) for c in text.split(",")), text=text)
         try:
             f = float(text)
         except ValueError:
@@ -50,7 +56,7 @@ class Holdout:
         if not 0 < f <= 0.5:
             raise InputError(f"{what} {text!r}: give a fraction in (0, 0.5] (e.g. 0.1), a "
                              "cycle range A:B or a list of cycles 3,17,42")
-        return cls(fraction=f)
+        return cls(fraction=f, text=text)
 
     def split(self, cycles: Sequence[int]) -> tuple[list[int], list[int]]:
         """(training, held-out) cycles of ``cycles``; both non-empty."""
@@ -59,8 +65,10 @@ class Holdout:
             step = max(2, round(1 / self.fraction))
             held = ordered[step - 1::step]
         else:
-            held = [c for c in ordered if c in set(self.cycles)]
-        train = [c for c in ordered if c not in set(held)]
+            listed = set(self.cycles)
+            held = [c for c in ordered if c in listed]
+        held_set = set(held)
+        train = [c for c in ordered if c not in held_set]
         if not held or not train:
             raise InputError(f"--holdout leaves {len(train)} training and {len(held)} "
                              f"held-out cycles of the {len(ordered)} in the data: both "
