@@ -245,11 +245,11 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             log(f"  screened {len(cands)} starts; fitting from {len(picked)} (scores "
                 + ", ".join(f"{scores[i]:.3g}" for i in picked) + ")")
         runs = [_staged(loop, cands[i], recipe, progress, log) for i in picked]
-        card, reports = min(runs, key=lambda r: r[1][-1].rms_dec if r[1] else math.inf)
+        card, reports = min(runs, key=lambda r: r[1][-1].rms_dec)  # a recipe has >= 1 stage
     else:
         card, reports = _staged(loop, card, recipe, progress, log)
     identification = None
-    if identify and reports:
+    if identify:
         card, identification = identify_parameters(loop, card, recipe, log=log)
     cur = simulate_loops(loop, [card]).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
