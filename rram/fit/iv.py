@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import lmfit
 import numpy as np
 
+from ..engine.run import Options
 from ..errors import CardError, InputError
 from ..params import Card
 from .identify import (
@@ -135,8 +136,10 @@ def loop_rms(loop: MeasuredLoop, current: np.ndarray) -> float:
 class _Objective:
     """Residual vectors of many trial cards at once."""
 
-    def __init__(self, loop: MeasuredLoop, recipe: Recipe, stage: Stage, card: Card):
+    def __init__(self, loop: MeasuredLoop, recipe: Recipe, stage: Stage, card: Card,
+                 options: Options | None = None):
         self.loop, self.recipe, self.stage, self.card = loop, recipe, stage, card
+        self.options = options
         self.mask = point_sets(loop)[stage.points]
         self.v_data = (*switching_voltages(loop, loop.current),
                        set_completion_voltage(loop, loop.current))
@@ -160,7 +163,7 @@ class _Objective:
     def residuals(self, xs: list[np.ndarray]) -> np.ndarray:
         cards = [self.card_of(x) for x in xs]
         good = [c for c in cards if c is not None]
-        sim = simulate_loops(self.loop, good) if good else None
+        sim = simulate_loops(self.loop, good, self.options) if good else None
         self.nfev += len(xs)
         rows, j = [], 0
         n_pts = int(self.mask.sum())
@@ -224,11 +227,13 @@ def _params(obj: _Objective, recipe: Recipe) -> lmfit.Parameters:
 
 def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
              progress: bool = True, log: Callable[[str], None] | None = None,
-             identify: bool = True, starts: int = 0, keep: int = 2) -> LoopFit:
+             identify: bool = True, starts: int = 0, keep: int = 2,
+             options: Options | None = None) -> LoopFit:
     """Fit ``card`` to ``loop`` with ``recipe`` (default :func:`default_recipe`), then
     (``identify``) fix the parameters the loop does not determine
     (:func:`identify_parameters`).  With ``starts`` > 0 the staged fit runs from the
     ``keep`` best of ``starts`` screened starts (:mod:`.multistart`) and keeps the best.
+    ``options``: the integrator's (default :class:`rram.engine.run.Options`).
 
     ``card.polarity`` is set from the data (SET at negative voltage: −1)."""
     recipe = recipe or default_recipe()
@@ -239,19 +244,20 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
         from .multistart import best_indices, candidate_cards
 
         cands = candidate_cards(card, recipe, starts)
-        scores = _screen(loop, recipe, cands)
+        scores = _screen(loop, recipe, cands, options)
         picked = best_indices(scores, keep)
         if log:
             log(f"  screened {len(cands)} starts; fitting from {len(picked)} (scores "
                 + ", ".join(f"{scores[i]:.3g}" for i in picked) + ")")
-        runs = [_staged(loop, cands[i], recipe, progress, log) for i in picked]
+        runs = [_staged(loop, cands[i], recipe, progress, log, options) for i in picked]
         card, reports = min(runs, key=lambda r: r[1][-1].rms_dec)  # a recipe has >= 1 stage
     else:
-        card, reports = _staged(loop, card, recipe, progress, log)
+        card, reports = _staged(loop, card, recipe, progress, log, options)
     identification = None
     if identify:
-        card, identification = identify_parameters(loop, card, recipe, log=log)
-    cur = simulate_loops(loop, [card]).current[0]
+        card, identification = identify_parameters(loop, card, recipe, log=log,
+                                                   options=options)
+    cur = simulate_loops(loop, [card], options).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
@@ -260,7 +266,8 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
 
 
 def _staged(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
-            log: Callable[[str], None] | None) -> tuple[Card, list[StageReport]]:
+            log: Callable[[str], None] | None, options: Options | None = None
+            ) -> tuple[Card, list[StageReport]]:
     """The recipe's stages in order from ``card``."""
     reports = []
     bar = None
@@ -271,7 +278,7 @@ def _staged(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
     for stage in recipe.stages:
         if bar is not None:
             bar.set_postfix_str(stage.name)
-        card, report = _run_stage(loop, card, recipe, stage)
+        card, report = _run_stage(loop, card, recipe, stage, options)
         reports.append(report)
         if log:
             log(f"  stage {stage.name}: RMS {report.rms_dec:.3f} dec, "
@@ -283,13 +290,14 @@ def _staged(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
     return card, reports
 
 
-def _screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card]) -> np.ndarray:
+def _screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card],
+            options: Options | None = None) -> np.ndarray:
     """Residual norm of each candidate card over the whole loop, with the switching
     voltages weighed as in the recipe's last stage (one batched simulation)."""
     from .multistart import fitted_names
 
     stage = Stage("screen", fitted_names(recipe), "all", recipe.stages[-1].voltage_weight, 1)
-    obj = _Objective(loop, recipe, stage, cards[0])
+    obj = _Objective(loop, recipe, stage, cards[0], options)
     xs = [np.array([math.log10(c[n]) if n in recipe.log_parameters else c[n]
                     for n in stage.parameters]) for c in cards]
     rows = obj.residuals(xs)
@@ -297,10 +305,10 @@ def _screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card]) -> np.ndarray
 
 
 def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
-               stage: Stage) -> tuple[Card, StageReport]:
+               stage: Stage, options: Options | None = None) -> tuple[Card, StageReport]:
     """One least-squares stage: the fitted card and the stage's report."""
     ts = time.perf_counter()
-    obj = _Objective(loop, recipe, stage, card)
+    obj = _Objective(loop, recipe, stage, card, options)
     mini = lmfit.Minimizer(lambda p, o=obj: o.residual(p), _params(obj, recipe))
     res = mini.least_squares(jac=lambda p, o=obj: o.jacobian(p), x_scale="jac",
                              max_nfev=stage.max_nfev, ftol=1e-4, xtol=1e-4)
@@ -309,7 +317,7 @@ def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
         raise InputError(f"stage {stage.name}: the fitted values violate a card "
                          "constraint")
     card = best
-    cur = simulate_loops(loop, [card]).current[0]
+    cur = simulate_loops(loop, [card], options).current[0]
     n_pts = int(obj.mask.sum())  # the point rows come first
     # least_squares' Jacobian at its solution (ours, one batch), else a fresh one
     jac = getattr(res, "jac", None)
@@ -331,7 +339,8 @@ INDISTINGUISHABLE_V = 0.005
 
 
 def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
-                        log: Callable[[str], None] | None = None) -> tuple[Card, dict]:
+                        log: Callable[[str], None] | None = None,
+                        options: Options | None = None) -> tuple[Card, dict]:
     """Fix, one at a time and worst first, the parameters the loop does not identify
     (see :mod:`.identify`), and report the others with their errors.
 
@@ -354,14 +363,14 @@ def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
     free = list(dict.fromkeys(n for st in recipe.stages for n in st.parameters))
     fixed: dict[str, dict] = {}
     def figures(c: Card) -> np.ndarray:  # RMS (dec), V_set and V_reset (V)
-        cur = simulate_loops(loop, [c]).current[0]
+        cur = simulate_loops(loop, [c], options).current[0]
         m = loop_metrics(loop, cur)
         return np.array([loop_rms(loop, cur), m["v_set_V"], m["v_reset_V"]])
 
     now = figures(card)
     while True:
         stage = Stage("identify", tuple(free), "all", vw, 1)
-        obj = _Objective(loop, recipe, stage, card)
+        obj = _Objective(loop, recipe, stage, card, options)
         params = _params(obj, recipe)
         n_pts = int(obj.mask.sum())
         r0, jac = obj.residual(params), obj.jacobian(params)

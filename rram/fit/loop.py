@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.run import simulate
+from ..engine.run import Options, simulate
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..params import Card
@@ -161,9 +161,13 @@ class LoopSimulation:
     width: np.ndarray
 
 
-def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card]) -> LoopSimulation:
+def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
+                   options: Options | None = None) -> LoopSimulation:
+    """The loop's protocol on each card (``options``: the integrator's, default
+    :class:`rram.engine.run.Options`)."""
     st = loop.stimulus()
-    res = simulate("compliance", st, cards=list(cards), record=True)
+    res = simulate("compliance", st, cards=list(cards), record=True,
+                   options=options or Options())
     out = np.full((len(cards), len(st.sample_times)), np.nan)
     v_set = np.full(len(cards), np.nan)
     set_segments = np.array([ph == "set" for ph in st.phases])
