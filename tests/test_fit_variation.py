@@ -135,3 +135,57 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
         assert 0 <= rows["held out", m]["ks"] <= 1
     assert hold["rows_held_out"] == 200  # an LRS and an HRS row per cycle
     assert "held out" in run.output
+
+
+def test_rank_correlations_pair_each_hrs_with_the_next_set():
+    """A simulated cycle is SET then RESET: the HRS a RESET leaves is the gap the *next*
+    cycle's SET closes, so R_HRS pairs with V_set one cycle later (a measured cycle reads
+    the HRS before its SET: one row)."""
+    from rram.fit.target import pair_name, rank_correlations
+
+    rng = np.random.default_rng(3)
+    devices, cycles = 20, 6
+    gap = rng.normal(size=(devices, cycles + 1))  # gap before each cycle's SET
+    frame = pd.DataFrame({
+        "device": np.repeat(np.arange(devices), cycles),
+        "cycle": np.tile(np.arange(cycles), devices),
+        "r_hrs_ohm": np.exp(gap[:, 1:]).ravel(),  # left by this cycle's RESET
+        "v_set_V": -(1 + 0.1 * gap[:, :-1]).ravel(),  # this cycle's SET closes the old gap
+        "r_lrs_ohm": rng.lognormal(size=devices * cycles),
+        "v_reset_V": rng.normal(1, 0.1, devices * cycles),
+    })
+    ranks = rank_correlations(frame)
+    assert ranks[pair_name("r_hrs_ohm", "v_set_V")] == pytest.approx(1.0)
+    # the same cycle's V_set belongs to the HRS before: no relation
+    same = frame.assign(v_set_V=frame.groupby("device")["v_set_V"].shift(-1))
+    assert abs(rank_correlations(same.dropna())[pair_name("r_hrs_ohm", "v_set_V")]) < 0.3
+
+
+def test_the_target_measures_quantiles_and_rank_correlations_on_one_row():
+    from rram.fit.target import QUANTILES, pair_name
+
+    target = target_of(load_distribution(TUD_DIST))
+    ranks = dict(target.ranks)
+    assert ranks[pair_name("r_hrs_ohm", "v_set_V")] == pytest.approx(0.534, abs=0.005)
+    assert ranks[pair_name("r_lrs_ohm", "v_reset_V")] == pytest.approx(0.661, abs=0.005)
+    lrs = target.stats()["r_lrs_ohm"]
+    x = np.log(target.values["r_lrs_ohm"])
+    assert lrs["quantiles"] == pytest.approx(np.quantile(x, QUANTILES))
+
+
+def test_the_variation_residual_sees_a_tail_the_moments_miss():
+    """Two models with the measured median and spread but different tails: only the
+    quantile rows tell them apart."""
+    from rram.fit.variation import _Evaluator
+
+    target = target_of(load_distribution(TUD_DIST))
+    ev = _Evaluator(target, {}, FORMED, None, 1, 1, 1, None)
+    same = {**{m: dict(s) for m, s in ev.data.items()}, "ranks": dict(target.ranks)}
+    assert np.abs(ev.residual(same)).max() == pytest.approx(0.0, abs=1e-9)
+    tail = {**same, "r_lrs_ohm": dict(same["r_lrs_ohm"])}
+    q = list(tail["r_lrs_ohm"]["quantiles"])
+    q[-1] += 0.5  # a longer upper tail, the same median and interquartile spread
+    tail["r_lrs_ohm"]["quantiles"] = q
+    assert np.abs(ev.residual(tail)).max() > 1.0
+    worse_rank = {**same, "ranks": {k: 0.0 for k in same["ranks"]}}
+    assert np.abs(ev.residual(worse_rank)).max() >= 0.5 / 0.05

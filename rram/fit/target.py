@@ -26,6 +26,13 @@ from .nested import check_design, nested_stats
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
+#: Quantiles matched beside the median (of ln R for resistances): the shape, tails included.
+QUANTILES = (0.05, 0.25, 0.75, 0.95)
+#: Rank correlations matched: (resistance, voltage, cycles from the resistance's read to
+#: the voltage's operation in a simulated cycle, SET then RESET).  A measured cycle reads
+#: the HRS before its SET and the LRS before its RESET, so both pair on one data row.
+#: The HRS is the gap the next SET must close; the LRS is the CF the RESET must dissolve.
+RANK_PAIRS = (("r_hrs_ohm", "v_set_V", 1), ("r_lrs_ohm", "v_reset_V", 0))
 
 
 def resolution(x: np.ndarray) -> float:
@@ -40,6 +47,33 @@ def robust_sigma(x: np.ndarray) -> float:
     return float((q3 - q1) / 1.349)
 
 
+def pair_name(resistance: str, voltage: str) -> str:
+    return f"{resistance}~|{voltage}|"
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman correlation of the finite pairs of ``a`` and ``b``; NaN with fewer than
+    10 pairs."""
+    from scipy.stats import spearmanr
+
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    ok = np.isfinite(a) & np.isfinite(b)
+    return float(spearmanr(a[ok], b[ok]).statistic) if ok.sum() >= 10 else math.nan
+
+
+def rank_correlations(frame: pd.DataFrame) -> dict[str, float]:
+    """Spearman correlation of each :data:`RANK_PAIRS` resistance with the magnitude of
+    its voltage ``lag`` cycles later on the same device, in a simulated frame (one row
+    per cycle: ``device, cycle`` and the metrics)."""
+    ordered = frame.sort_values(["device", "cycle"])
+    out = {}
+    for r, v, lag in RANK_PAIRS:
+        if r in ordered and v in ordered:
+            later = ordered.groupby("device")[v].shift(-lag) if lag else ordered[v]
+            out[pair_name(r, v)] = _spearman(ordered[r], np.abs(later))
+    return out
+
+
 def stats_of(values: dict[str, np.ndarray], devices: dict[str, np.ndarray] | None = None
              ) -> dict[str, dict[str, float]]:
     """Median, robust spread (ln-σ for resistances, σ for voltages) and the plain
@@ -51,7 +85,8 @@ def stats_of(values: dict[str, np.ndarray], devices: dict[str, np.ndarray] | Non
         ok = np.isfinite(x)
         y = np.log(x[ok]) if m in LOG_METRICS else x[ok]
         out[m] = {"median": float(np.median(x[ok])), "spread": robust_sigma(y),
-                  "std": float(np.std(y, ddof=1)), "n": int(ok.sum())}
+                  "std": float(np.std(y, ddof=1)), "n": int(ok.sum()),
+                  "quantiles": [float(v) for v in np.quantile(y, QUANTILES)]}
         if devices is not None:
             out[m].update(nested_stats(y, np.asarray(devices[m])[ok]))
     return out
@@ -69,6 +104,8 @@ class Target:
     weights: tuple[tuple[str, float], ...] = ()
     #: (devices, cycles per device) of a nested fit (:func:`check_design`), else None
     design: tuple[int, int] | None = None
+    #: (pair name, measured Spearman correlation) of the :data:`RANK_PAIRS` measured
+    ranks: tuple[tuple[str, float], ...] = ()
 
     @property
     def spreads(self) -> tuple[tuple[str, str], ...]:
@@ -117,6 +154,18 @@ class Target:
         return float(min(1.0, within / total)) if total > 0 else 1.0
 
 
+def _data_ranks(lrs: pd.DataFrame, hrs: pd.DataFrame, skip: tuple[str, ...]
+                ) -> tuple[tuple[str, float], ...]:
+    """The measured rank correlations, each pair on one row (see :data:`RANK_PAIRS`)."""
+    out = []
+    for rows, (r, v, _) in zip((hrs, lrs), RANK_PAIRS, strict=True):
+        if v in rows.columns and r not in skip and v not in skip:
+            rho = _spearman(rows["resistance_ohm"], np.abs(rows[v]))
+            if math.isfinite(rho):
+                out.append((pair_name(r, v), rho))
+    return tuple(out)
+
+
 def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
               weights: Mapping[str, float] | None = None, nested: bool = False) -> Target:
     """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
@@ -141,7 +190,8 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
             values[col] = rows[col].to_numpy(float)
             devices[col] = rows["device"].to_numpy()
     design = check_design(frame) if nested else None
-    target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design)
+    target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
+                    _data_ranks(lrs, hrs, skip))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     for m in target.metrics:

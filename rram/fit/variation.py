@@ -58,7 +58,17 @@ from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
 from ..params import Card
 from ..variation import Variation, VariationSpec
-from .target import LOG_METRICS, METRICS, Target, resolution, robust_sigma, stats_of, target_of
+from .target import (
+    LOG_METRICS,
+    METRICS,
+    QUANTILES,
+    Target,
+    rank_correlations,
+    resolution,
+    robust_sigma,
+    stats_of,
+    target_of,
+)
 
 #: The physical causes each metric may be carried by, in order of preference.
 CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh",),
@@ -74,6 +84,10 @@ PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "deh": 0.05, "dea": 0.05,
          "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
+#: Mismatch units: a quantile in fifths of the metric's measured spread, a rank
+#: correlation in steps of 0.05 (medians and spreads: 5 %, see ``_Evaluator.residual``).
+QUANTILE_UNIT = 0.2
+RANK_UNIT = 0.05
 #: Simulated devices × cycles of a nested fit: many devices (the D2D spread of 256 is
 #: known to ~4 %), few cycles (the C2C spread is pooled over all of them).
 NESTED_DESIGN = (256, 5)
@@ -128,10 +142,15 @@ def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]
     return {m: frame[m].to_numpy(float) for m in target.metrics}
 
 
-def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict[str, float]]:
-    """:func:`stats_of` a simulated frame, nested like the target's."""
+def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict]:
+    """:func:`stats_of` a simulated frame, nested like the target's, and under
+    ``"ranks"`` the rank correlations the target measured."""
     devices = {m: frame["device"].to_numpy() for m in target.metrics}
-    return stats_of(_frame_metrics(frame, target), devices if target.design else None)
+    out: dict[str, dict] = stats_of(_frame_metrics(frame, target),
+                                    devices if target.design else None)
+    ranks = rank_correlations(frame)
+    out["ranks"] = {k: ranks.get(k, float("nan")) for k, _ in target.ranks}
+    return out
 
 
 def sigma_key(p: str, kind: str) -> str:
@@ -191,6 +210,16 @@ class VariationFit:
                 d, s = self.data_stats[m], self.model_stats[m]
                 lines.append(f"  {m:10s} {d['within']:9.4g} {s['within']:9.4g}   "
                              f"{d['d2d']:9.4g} {s['d2d']:9.4g}")
+        lines.append("quantiles " + "/".join(f"{100 * q:g}" for q in QUANTILES)
+                     + " % (ln R for resistances), data | model:")
+        for m in self.target.metrics:
+            lines.append(f"  {m:10s} " + " ".join(f"{v:7.3f}" for v in
+                                                 self.data_stats[m]["quantiles"])
+                         + " | " + " ".join(f"{v:7.3f}" for v in
+                                            self.model_stats[m]["quantiles"]))
+        for k, rho in self.target.ranks:
+            lines.append(f"Spearman {k}: data {rho:+.3f}, model "
+                         f"{self.model_stats['ranks'][k]:+.3f}")
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
@@ -247,8 +276,10 @@ class _Evaluator:
 
     def residual(self, model: dict) -> np.ndarray:
         """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
-        spread (5 % of it; nested: within and between) mismatches, times the metric's
-        weight."""
+        spread (5 % of it; nested: within and between) mismatches, then the
+        :data:`QUANTILES` (of ln R for resistances; :data:`QUANTILE_UNIT` of the
+        measured spread), times the metric's weight; last the rank correlations
+        (:data:`RANK_UNIT`)."""
         r = []
         for m in self.target.metrics:
             d, s, w = self.data[m], model[m], self.target.weight(m)
@@ -258,6 +289,9 @@ class _Evaluator:
                 r.append(w * (s["median"] - d["median"]) / (0.05 * d["spread"]))
             for name, _ in self.target.spreads:
                 r.append(w * (s[name] / d[name] - 1) / 0.05)
+            r += list(w * (np.array(s["quantiles"]) - d["quantiles"])
+                      / (QUANTILE_UNIT * d["spread"]))
+        r += [(model["ranks"][k] - rho) / RANK_UNIT for k, rho in self.target.ranks]
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
 
@@ -425,7 +459,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
     data["fit"] = {"carriers": fit.carriers, "weights": dict(fit.target.weights),
                    "nested": (dict(zip(("devices", "cycles"), fit.target.design,
                                        strict=True)) if fit.target.design else None),
-                   "data": fit.data_stats, "model": fit.model_stats,
+                   "data": {**fit.data_stats, "ranks": dict(fit.target.ranks)},
+                   "model": fit.model_stats,
                    "ks": fit.ks(),
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
