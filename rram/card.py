@@ -126,7 +126,10 @@ PARAMETERS: tuple[Parameter, ...] = (
     _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
        "thermal", 1e-15, 1e-6, role="kinetic"),
     # Extrinsic
-    _p("rtop", 20, "Ohm", "Top contact resistance (v2.0 RC cell R1)", "extrinsic", 1e-3, 1e7),
+    # The CF's constriction at the top electrode, formed anew by each SET: an oxygen
+    # reservoir that oxidises over cycling raises it (the LRS's slow upper mode).
+    _p("rtop", 20, "Ohm", "Top contact resistance, CF to top electrode (v2.0 RC cell R1)",
+       "extrinsic", 1e-3, 1e7, role="filament"),
     _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",
        1e-3, 1e7),
     _p("rshunt", 2e9, "Ohm", "Cell shunt leakage (v2.0 RC cell Rh)", "extrinsic", 1e3, 1e16),

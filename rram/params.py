@@ -48,8 +48,8 @@ RESERVED = frozenset(
 #:   operations without moving the resistance;
 #: * ``bound``: a bound of a state: drawn by the RESET and held through the next SET, so
 #:   no state leaves its range between operations;
-#: * ``filament``: a property of the CF a SET forms (its coupling to its surroundings):
-#:   drawn by each SET and held through the RESET that dissolves it;
+#: * ``filament``: a property of the CF a SET forms (its thermal coupling, its contact
+#:   to the electrode): drawn by each SET and held through the RESET that dissolves it;
 #: * ``smoothing``: the width of a C¹ replacement of a hard branch (results must not
 #:   depend on it);
 #: * ``guard``: a numerical guard, inactive within the physical range.

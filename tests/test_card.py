@@ -41,7 +41,7 @@ def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
     assert set(MODEL.with_role("state")) == {"x0", "w0"}
     assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound"}
     assert set(MODEL.with_role("kinetic")) == KINETIC
-    assert HELD == {"wmin": "reset", "wcf": "reset", "kth": "set"}
+    assert HELD == {"wmin": "reset", "wcf": "reset", "kth": "set", "rtop": "set"}
     # the recipe may fit structure and kinetics, never a variation hook or a guard
     assert "dea" not in MODEL.fittable and "tceil" not in MODEL.fittable
     assert {"ea", "x0", "kth", "rtop"} <= set(MODEL.fittable)

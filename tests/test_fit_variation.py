@@ -189,3 +189,26 @@ def test_the_variation_residual_sees_a_tail_the_moments_miss():
     assert np.abs(ev.residual(tail)).max() > 1.0
     worse_rank = {**same, "ranks": {k: 0.0 for k in same["ranks"]}}
     assert np.abs(ev.residual(worse_rank)).max() >= 0.5 / 0.05
+
+
+def test_a_contact_carrier_gives_the_lrs_a_floor_and_a_long_upper_tail():
+    """R_LRS = R_CF + rtop: the compliance sets the CF's own resistance, so a lognormal
+    contact adds a tail above a floor (ln R_LRS skewed right, unlike the lognormal
+    kth's symmetric spread), and its series drop raises V_reset with R_LRS."""
+    from scipy.stats import skew, spearmanr
+
+    def run(spec):
+        f = run_devices(MonteCarlo(card=FORMED, spec=spec, devices=60, cycles=2, seed=5),
+                        range(60))
+        return f[f["converged"]]
+
+    bare = run(VariationSpec(()))
+    r_cf = float(np.median(bare["r_lrs_ohm"]))
+    shift = float(np.log(r_cf / FORMED["rtop"]))  # contacts about as large as the CF
+    frame = run(VariationSpec((Variation("rtop", "c2c", "lognormal", 1.0, shift=shift),)))
+    ln_r = np.log(frame["r_lrs_ohm"].to_numpy())
+    assert np.quantile(frame["r_lrs_ohm"], 0.05) >= 0.95 * r_cf  # the floor: the CF
+    assert skew(ln_r) > 0.3
+    reset = np.isfinite(frame["v_reset_V"]).to_numpy()
+    assert reset.mean() > 0.8
+    assert spearmanr(frame["r_lrs_ohm"][reset], frame["v_reset_V"].abs()[reset]).statistic > 0.5

@@ -6,11 +6,16 @@ metric:
 =========  ==========  ==========================================================
 carrier    metric      distribution, cause
 =========  ==========  ==========================================================
-``kth``    R_LRS       lognormal: the thermal coupling of the CF a SET forms, drawn at
-                       each SET and held through its RESET.  The compliance-limited
-                       SET stops at a CF temperature, so a CF that heats more stops
-                       wider (R_LRS ∝ kth^(−0.5)); its RESET also starts earlier,
-                       which is why R_LRS and V_reset correlate.
+``rtop``   R_LRS       lognormal: the constriction of the CF a SET forms at the top
+                       electrode, drawn at each SET and held through its RESET.  The
+                       compliance sets the CF's own resistance; the contact adds to it,
+                       so R_LRS = R_CF + rtop has a floor and a long upper tail (the
+                       TUD cell's upper LRS mode, cycles ~600-900, is persistent and
+                       comes with a higher V_reset: an oxidising electrode interface),
+                       and the series drop raises V_reset with it.
+``kth``    R_LRS       lognormal, the alternative: the thermal coupling of that CF.  A
+                       CF that heats more stops wider (R_LRS ∝ kth^(−0.5)) and resets
+                       earlier; its lever saturates (ln-σ of R_LRS ≤ ~0.3 on TUD).
 ``deh``    R_HRS       normal: the hopping barrier of the RESET, which sets the gap it
                        opens (R_HRS ∝ e^(x/xt)) and with it the next V_set.
 ``dea``    V_set       normal: the generation barrier.
@@ -18,7 +23,8 @@ carrier    metric      distribution, cause
 =========  ==========  ==========================================================
 
 Which candidate carries a metric is measured on the card (:func:`choose_carriers`): a
-card whose LRS follows the lateral-growth field has it carried by ``fw``.  The HRS is
+card whose contacts are a small part of R_LRS has it carried by ``kth``, one whose LRS
+follows the lateral-growth field by ``fw``.  The HRS is
 the gap, so it is carried by ``deh`` only.
 A carrier moves more than its own metric (``deh`` also moves V_reset when the hopping
 step limits the RESET), so all centres (``shift``) and spreads (``sigma``) are fitted
@@ -71,16 +77,17 @@ from .target import (
 )
 
 #: The physical causes each metric may be carried by, in order of preference.
-CANDIDATES = {"r_lrs_ohm": ("kth", "fw"), "r_hrs_ohm": ("deh",),
+CANDIDATES = {"r_lrs_ohm": ("rtop", "kth", "fw"), "r_hrs_ohm": ("deh",),
               "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
-DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal",
+DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal", "rtop": "lognormal",
                 "deh": "normal", "dea": "normal", "dei": "normal"}
 #: Starting spreads, largest spreads and probe steps of each carrier (its units; ln for
 #: the lognormal ones).
-START_SIGMA = {"fw": 0.3, "kwr": 0.3, "kth": 0.3, "deh": 0.05, "dea": 0.05,
+START_SIGMA = {"fw": 0.3, "kwr": 0.3, "kth": 0.3, "rtop": 0.5, "deh": 0.05, "dea": 0.05,
                "dei": 0.1}
-MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "deh": 0.4, "dea": 0.4, "dei": 0.4}
-PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "deh": 0.05, "dea": 0.05,
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "rtop": 2.0, "deh": 0.4, "dea": 0.4,
+             "dei": 0.4}
+PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "rtop": 0.3, "deh": 0.05, "dea": 0.05,
          "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
