@@ -1,0 +1,211 @@
+"""The native sparse engine: DC operating point of a circuit with frozen RRAM cells.
+
+Nodal analysis on the nets a source does not drive.  Resistors stamp a constant sparse
+conductance matrix; every RRAM cell is condensed to a nonlinear two-terminal element
+(its current and dI/dV from the compiled model, :class:`~rram.array.cells.CellBank`,
+all cells in one call), and the IR devices (selectors, transistors) are evaluated with
+their symbolic derivatives over all instances at once.  Newton on the node voltages
+with a damped step; each iteration factorises the sparse Jacobian with SuperLU
+(``scipy.sparse.linalg.splu``).  Capacitors play no part at DC.
+
+:class:`LinearSolver` is the fast path for repeated reads: every nonlinear element
+replaced by a fixed conductance, the matrix factorised once, then one pair of
+triangular solves per input vector (or per block of vectors).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import splu
+
+from ..errors import ConvergenceError, InputError
+from .cells import CellBank
+from .circuit import GND, Circuit
+
+#: Largest node-voltage change per Newton iteration (V): keeps the exponential
+#: conductances of cells and selectors from overshooting into their far tails.
+MAX_STEP_V = 0.3
+VTOL = 1e-9  # V: converged when a full Newton step moves no node by more
+MAX_ITER = 100
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Every net's voltage ``v`` (V, ground excluded), every cell's te−be voltage
+    ``v_cell`` (V) and current ``i_cell`` (A, te → be), and the current each source
+    delivers into the circuit ``i_source`` (A; a 0 V sense source absorbs −i_source)."""
+
+    v: np.ndarray
+    v_cell: np.ndarray
+    i_cell: np.ndarray
+    i_source: np.ndarray
+    iterations: int
+
+
+class _Stamp:
+    """Index maps and the constant part of a circuit's nodal system."""
+
+    def __init__(self, c: Circuit) -> None:
+        self.c = c
+        n = c.n_nets
+        driven = np.zeros(n, bool)
+        driven[c.src] = True
+        self.free = np.flatnonzero(~driven)
+        self.pos = np.full(n + 1, -1, np.int64)  # net -> unknown index; [-1] = ground
+        self.pos[self.free] = np.arange(self.free.size)
+        self.known = np.zeros(n)
+        self.known[c.src] = c.volts
+        a, b = c.res[:, 0], c.res[:, 1]
+        g = 1.0 / c.ohms
+        self.G = _assemble(n, a, b, g)  # all nets x all nets (ground dropped)
+
+    def full(self, x: np.ndarray) -> np.ndarray:
+        """Voltages of all nets plus ground (last entry) from the unknowns ``x``."""
+        v = np.zeros(self.c.n_nets + 1)
+        v[:-1] = self.known
+        v[self.free] = x
+        return v
+
+
+def _assemble(n: int, a: np.ndarray, b: np.ndarray, g: np.ndarray) -> sp.csr_matrix:
+    """Sum of two-terminal conductances ``g`` between nets ``a`` and ``b`` (GND: -1)."""
+    rows = np.concatenate([a, b, a, b])
+    cols = np.concatenate([a, b, b, a])
+    data = np.concatenate([g, g, -g, -g])
+    keep = (rows != GND) & (cols != GND)
+    return sp.csr_matrix((data[keep], (rows[keep], cols[keep])), shape=(n, n))
+
+
+def _injection(st: _Stamp, v: np.ndarray, i_cell: np.ndarray,
+               dev_currents: list[np.ndarray]) -> np.ndarray:
+    """Current leaving each net into the elements (A), ground dropped."""
+    c = st.c
+    inj = st.G @ v[:-1]
+    acc = np.zeros(c.n_nets + 1)
+    np.add.at(acc, c.cells[:, 0], i_cell)
+    np.add.at(acc, c.cells[:, 1], -i_cell)
+    for g, cur in zip(c.groups, dev_currents, strict=True):
+        np.add.at(acc, g.nodes[:, 0], cur)
+        np.add.at(acc, g.nodes[:, -1], -cur)
+    return inj + acc[:-1]
+
+
+def _jacobian(st: _Stamp, g_cell: np.ndarray, dev_derivs: list[list[np.ndarray]]
+              ) -> sp.csc_matrix:
+    """d(injection)/d(unknowns) over the free nets."""
+    c = st.c
+    rows, cols, data = [], [], []
+    te, be = c.cells[:, 0], c.cells[:, 1]
+    for r, col, d in ((te, te, g_cell), (te, be, -g_cell), (be, te, -g_cell),
+                      (be, be, g_cell)):
+        rows.append(r)
+        cols.append(col)
+        data.append(d)
+    for g, derivs in zip(c.groups, dev_derivs, strict=True):
+        out, into = g.nodes[:, 0], g.nodes[:, -1]
+        for t, d in enumerate(derivs):
+            rows += [out, into]
+            cols += [g.nodes[:, t], g.nodes[:, t]]
+            data += [d, -d]
+    r = st.pos[np.concatenate(rows)]
+    k = st.pos[np.concatenate(cols)]
+    dv = np.concatenate(data)
+    keep = (r >= 0) & (k >= 0)
+    nf = st.free.size
+    J = sp.csc_matrix((dv[keep], (r[keep], k[keep])), shape=(nf, nf))
+    return (J + st.G[st.free][:, st.free]).tocsc()
+
+
+def _devices(c: Circuit, v: np.ndarray) -> tuple[list[np.ndarray], list[list[np.ndarray]]]:
+    currents, derivs = [], []
+    for g in c.groups:
+        cur, d = g.device.evaluate([v[g.nodes[:, t]] for t in range(g.nodes.shape[1])])
+        currents.append(cur)
+        derivs.append(d)
+    return currents, derivs
+
+
+def operating_point(c: Circuit, bank: CellBank | None = None,
+                    x0: np.ndarray | None = None) -> OperatingPoint:
+    """Newton's DC solution of ``c`` (cells frozen).  ``bank``: the cells' condensed
+    model, reused (warm start) across calls on the same cells; ``x0``: a first guess
+    of the free nets' voltages (default: the circuit linearised at 0 V)."""
+    st = _Stamp(c)
+    bank = bank or CellBank(c.cell_params)
+    if bank.n != len(c.cells):
+        raise InputError(f"the cell bank has {bank.n} cells, the circuit {len(c.cells)}")
+    if x0 is None:
+        x = np.zeros(st.free.size)
+        v = st.full(x)
+        x = _newton_step(st, bank, v, x, damp=False)[0]
+    else:
+        x = np.asarray(x0, float).copy()
+    for it in range(1, MAX_ITER + 1):
+        v = st.full(x)
+        x, step, f = _newton_step(st, bank, v, x, damp=True)
+        if step < VTOL:
+            v = st.full(x)
+            v_cell = v[c.cells[:, 0]] - v[c.cells[:, 1]]
+            i_cell, _ = bank.evaluate(v_cell)
+            cur, _ = _devices(c, v)
+            inj = _injection(st, v, i_cell, cur)
+            return OperatingPoint(v[:-1], v_cell, i_cell, inj[c.src], it)
+    raise ConvergenceError(f"array Newton did not converge in {MAX_ITER} iterations (last "
+                           f"step {step:.3g} V, residual {np.max(np.abs(f)):.3g} A)",
+                           analysis="op")
+
+
+def _newton_step(st: _Stamp, bank: CellBank, v: np.ndarray, x: np.ndarray, damp: bool
+                 ) -> tuple[np.ndarray, float, np.ndarray]:
+    c = st.c
+    i_cell, g_cell = bank.evaluate(v[c.cells[:, 0]] - v[c.cells[:, 1]])
+    cur, derivs = _devices(c, v)
+    f = _injection(st, v, i_cell, cur)[st.free]
+    J = _jacobian(st, g_cell, derivs)
+    try:
+        dx = -splu(J).solve(f)
+    except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
+        raise ConvergenceError(f"array Jacobian is singular ({exc}): a net without a DC "
+                               "path to a source?", analysis="op") from None
+    big = float(np.max(np.abs(dx))) if dx.size else 0.0
+    scale = min(1.0, MAX_STEP_V / big) if damp and big > 0 else 1.0
+    return x + scale * dx, big, f
+
+
+class LinearSolver:
+    """Repeated DC solves of ``c`` with every cell a fixed conductance ``g_cell`` (S)
+    and no IR devices: the nodal matrix is factorised once (:attr:`factor_seconds`).
+
+    :meth:`solve` takes source voltages (one column per input vector, sources in the
+    circuit's order) and returns the current each source delivers."""
+
+    def __init__(self, c: Circuit, g_cell: np.ndarray) -> None:
+        import time
+
+        if c.groups:
+            raise InputError("the linear path takes cells and wires only (a 1r array); "
+                             "use the nonlinear read for arrays with access devices")
+        g_cell = np.asarray(g_cell, float)
+        if g_cell.shape != (len(c.cells),) or np.any(g_cell <= 0):
+            raise InputError(f"g_cell must be {len(c.cells)} positive conductances (S)")
+        t0 = time.perf_counter()
+        st = _Stamp(c)
+        G = st.G + _assemble(c.n_nets, c.cells[:, 0], c.cells[:, 1], g_cell)
+        self.G = G.tocsr()
+        self._ff = G[st.free][:, st.free].tocsc()
+        self._fk = G[st.free][:, c.src].tocsr()
+        self._kk = G[c.src][:, st.free].tocsr()
+        self._kk_known = G[c.src][:, c.src].tocsr()
+        self._lu = splu(self._ff)
+        self.factor_seconds = time.perf_counter() - t0
+        self.st = st
+
+    def solve(self, volts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(free-net voltages, source currents into the circuit) for source voltages
+        ``volts`` of shape (sources,) or (sources, k)."""
+        vk = np.asarray(volts, float)
+        x = self._lu.solve(-(self._fk @ vk))
+        return x, self._kk @ x + self._kk_known @ vk
