@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..card import PARAMETER_NAMES
 from ..errors import InputError
 from .cells import States, cell_parameters, with_states
 from .circuit import GND, Circuit, DeviceGroup
@@ -120,14 +121,16 @@ def _vector(values, n: int, what: str) -> np.ndarray:
 
 
 def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
-          params: np.ndarray | None = None) -> Circuit:
+          params: np.ndarray | None = None, v_cols=0.0) -> Circuit:
     """The circuit of ``spec`` with row inputs ``v_rows`` (V, one per row or one for
-    all), gate voltages ``v_gates`` (V, 1T1R) and cells at ``states`` (default: each
-    card's x0/w0).  ``params``: the cells' card rows, if already drawn
+    all), gate voltages ``v_gates`` (V, 1T1R), the columns' sense (virtual-ground)
+    voltages ``v_cols`` (V; non-zero for half-bias schemes) and cells at ``states``
+    (default: each card's x0/w0).  ``params``: the cells' card rows, if already drawn
     (:func:`rram.array.cells.cell_parameters`)."""
     m, n, s = spec.rows, spec.cols, spec.segments
     v_rows = _vector(v_rows, m, "row inputs v_rows")
     v_gates = _vector(v_gates, m, "gate voltages v_gates")
+    v_cols = _vector(v_cols, n, "column sense voltages v_cols")
     P = with_states(spec, cell_parameters(spec) if params is None else params, states)
     nets, acc = _Nets(), _Acc([], [], [], [])
     rows = _line_family(nets, acc, spec, spec.row_metal, m, n, "r")
@@ -172,7 +175,7 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
         src.append(sense)
     else:
         src.append(end)
-    volts.append(np.zeros(n))
+    volts.append(v_cols)
     src_names += [f"out{j}" for j in range(n)]
     return Circuit(
         n_nets=nets.n, net_name=nets.name,
@@ -184,6 +187,38 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
         groups=tuple(groups), title=f"rram {spec.topology} array {m}x{n}",
         meta=(("topology", spec.topology), ("size", f"{m}x{n}"),
               ("segments", f"{s} {spec.segment_kind} per pitch")))
+
+
+def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v: float = 1.0,
+                 r_load: float = 0.0, c_load: float = 0.0) -> tuple[Circuit, np.ndarray]:
+    """One line of ``pitches`` pitches of ``metal``, sectioned as ``spec`` says, driven
+    at its start by ``v`` (V) through ``spec.r_driver``; optional loads at every pitch
+    point past the start: ``r_load`` (Ω) to ground, and ``c_load`` (F) at the far end.
+    The test bench of the interconnect alone (IR drop, RC delay).  Returns the circuit
+    and the nets of the pitch points (start first)."""
+    nets, acc = _Nets(), _Acc([], [], [], [])
+    pos = _line_family(nets, acc, spec, metal, 1, pitches, "r")[0]
+    if r_load > 0:
+        taps = pos[spec.segments::spec.segments]
+        acc.res.append(np.stack([taps, np.full(taps.size, GND)], 1))
+        acc.ohms.append(np.full(taps.size, float(r_load)))
+    if c_load > 0:
+        acc.cpairs.append(np.array([[pos[-1], GND]]))
+        acc.cvals.append(np.array([float(c_load)]))
+    src = pos[0]
+    if spec.r_driver > 0:
+        src = nets.block((1,), lambda i: f"d{i}")[0]
+        acc.res.append(np.array([[src, pos[0]]]))
+        acc.ohms.append(np.array([spec.r_driver]))
+    P = np.zeros((0, len(PARAMETER_NAMES)))
+    return Circuit(
+        n_nets=nets.n, net_name=nets.name,
+        res=np.concatenate(acc.res).reshape(-1, 2) if acc.res else np.zeros((0, 2), np.int64),
+        ohms=np.concatenate(acc.ohms) if acc.ohms else np.zeros(0),
+        caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
+        src=np.array([src]), volts=np.array([float(v)]), src_name=lambda k: "in0",
+        cells=np.zeros((0, 2), np.int64), cell_params=P, cell_name=str,
+        title=f"rram line of {pitches} pitches", meta=()), pos[::spec.segments]
 
 
 def output_sources(spec: ArraySpec) -> slice:
