@@ -37,6 +37,9 @@ def cell_parameters(spec: ArraySpec) -> np.ndarray:
                          range(spec.n_cells))
         for name, values in drawn.items():
             P[:, PARAMETER_NAMES.index(name)] = values
+        # the formed state within its bounds, as the Monte Carlo keeps it (rram.mc.run)
+        P[:, _IX["x0"]] = np.clip(P[:, _IX["x0"]], 0.0, P[:, _IX["l0"]])
+        P[:, _IX["w0"]] = np.clip(P[:, _IX["w0"]], 1e-11, P[:, _IX["wcf"]])
     return P
 
 

@@ -1,0 +1,126 @@
+"""Array reads: the nonlinear DC read at frozen states and the linear vector–matrix path.
+
+:func:`read` solves the whole array with the cells' model (every cell's voltage and
+current, the column currents and the IR-drop map).  :func:`vmm` treats every cell as a
+fixed conductance, its chord conductance I(v_ref)/v_ref from the model, factorises the
+array once and then multiplies input vectors by the array (the column currents),
+beside the ideal product Σᵢ vᵢ·gᵢⱼ without wires.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+from .build import build, output_sources
+from .cells import CellBank, States, cell_parameters, with_states
+from .solve import LinearSolver, operating_point
+from .spec import ArraySpec
+
+#: Gate voltage of a selected 1T1R row (V): well above the transistor's threshold.
+V_GATE_ON = 1.8
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """One DC read: (rows, cols) maps of the RRAM voltage ``v_cell`` (V, te − be) and
+    current ``i_cell`` (A); ``line_drop`` (V): the applied row-to-column voltage minus
+    what reaches the cell's taps (the wires' IR drop); ``i_col`` (A) the current each
+    column delivers into its sense amplifier; ``iterations`` of Newton; ``seconds``."""
+
+    v_cell: np.ndarray
+    i_cell: np.ndarray
+    line_drop: np.ndarray
+    i_col: np.ndarray
+    iterations: int
+    seconds: float
+
+    @property
+    def worst_drop(self) -> float:
+        """The largest IR drop of any cell (V)."""
+        return float(np.max(np.abs(self.line_drop)))
+
+
+def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
+         v_cols=0.0) -> ReadResult:
+    """Nonlinear DC read: rows at ``v_rows`` (V), columns sensed at ``v_cols`` (V),
+    1T1R gates at ``v_gates`` (V, default :data:`V_GATE_ON` on every row)."""
+    t0 = time.perf_counter()
+    if v_gates is None:
+        v_gates = V_GATE_ON
+    c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols)
+    op = operating_point(c)
+    m, n = spec.shape
+    v = np.append(op.v, 0.0)  # ground last, as GND = -1 indexes it
+    ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
+    row_tap, col_tap = c.cells[:, 0], _col_taps(spec, c)
+    applied = (np.broadcast_to(np.asarray(v_rows, float), (m,))[ii]
+               - np.broadcast_to(np.asarray(v_cols, float), (n,))[jj])
+    drop = applied - (v[row_tap] - v[col_tap]).reshape(m, n)
+    return ReadResult(op.v_cell.reshape(m, n), op.i_cell.reshape(m, n), drop,
+                      -op.i_source[output_sources(spec)], op.iterations,
+                      time.perf_counter() - t0)
+
+
+def _col_taps(spec: ArraySpec, c) -> np.ndarray:
+    if spec.topology == "1r":
+        return c.cells[:, 1]
+    return c.groups[0].nodes[:, -1]
+
+
+@dataclass(frozen=True)
+class VmmResult:
+    """Column currents ``outputs`` (A; one row per input vector) with the wires, the
+    ``ideal`` product without them, the cells' conductances ``g_cell`` (S, rows × cols),
+    and the time to factorise the array and to solve all vectors (s)."""
+
+    outputs: np.ndarray
+    ideal: np.ndarray
+    g_cell: np.ndarray
+    factor_seconds: float
+    solve_seconds: float
+
+    @property
+    def relative_error(self) -> float:
+        """‖outputs − ideal‖ / ‖ideal‖ over all vectors and columns."""
+        return float(np.linalg.norm(self.outputs - self.ideal) / np.linalg.norm(self.ideal))
+
+
+def chord_conductance(spec: ArraySpec, states: States | None, v_ref: float,
+                      params: np.ndarray | None = None) -> np.ndarray:
+    """I(v_ref)/v_ref of every cell from the model (S, flattened rows × cols)."""
+    if not 0 < abs(v_ref) <= 2:
+        raise InputError(f"reference read voltage v_ref = {v_ref!r} V: valid is "
+                         "0 < |v_ref| <= 2 V")
+    P = with_states(spec, cell_parameters(spec) if params is None else params, states)
+    current, _ = CellBank(P).evaluate(np.full(len(P), float(v_ref)))
+    return current / v_ref
+
+
+def vmm(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,
+        v_ref: float = 0.2, g_cell: np.ndarray | None = None) -> VmmResult:
+    """Column currents of a 1R array for every input vector (row voltages, V) in the
+    rows of ``inputs`` (k × rows); cells at their chord conductance at ``v_ref`` (V) or
+    at the given ``g_cell`` (S, rows × cols)."""
+    if spec.topology != "1r":
+        raise InputError(f"vmm takes a 1r array (linear cells), not {spec.topology}")
+    x = np.atleast_2d(np.asarray(inputs, float))
+    if x.shape[1] != spec.rows or not np.all(np.isfinite(x)):
+        raise InputError(f"inputs must be finite, of shape (k, {spec.rows}); got {x.shape}")
+    if g_cell is None:
+        g = chord_conductance(spec, states, v_ref)
+    else:
+        g = np.asarray(g_cell, float).reshape(-1)
+    c = build(spec, 0.0, states)
+    solver = LinearSolver(c, g)
+    volts = np.zeros((len(c.src), x.shape[0]))
+    volts[: spec.rows] = x.T
+    t0 = time.perf_counter()
+    _, i_src = solver.solve(volts)
+    solve_s = time.perf_counter() - t0
+    out = -i_src[output_sources(spec)].T
+    ideal = x @ g.reshape(spec.shape)
+    return VmmResult(out, ideal, g.reshape(spec.shape), solver.factor_seconds, solve_s)
