@@ -337,6 +337,10 @@ def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Se
     """A complete deck: title, ``header`` (options, includes), elements, ``analysis``
     lines, ``.save`` of ``save`` and ``.end``."""
     out = [f"* {netlist.title}", *(f"* {k}: {v}" for k, v in netlist.meta), *header]
+    if netlist.of_type(Behavioural):
+        from .printers.spice_printer import HELPERS  # the IR's smooth functions
+
+        out += HELPERS
     out += netlist.spice_lines(model)
     out += list(analysis)
     if save:
