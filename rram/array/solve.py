@@ -30,6 +30,11 @@ from .circuit import GND, Circuit
 MAX_STEP_V = 0.3
 VTOL = 1e-9  # V: converged when a full Newton step moves no node by more
 MAX_ITER = 100
+#: SuperLU's fill-reducing ordering: the nodal matrices are structurally symmetric, and
+#: minimum degree on A + Aᵀ left 25 % less fill and factorised 30 % faster than the
+#: default COLAMD on a 256 x 256 crossbar (CHOLMOD, tried on the SPD linear path with
+#: AMD, METIS and nested dissection, was no faster here: 1.1-3.5 s against 1.1 s).
+ORDERING = "MMD_AT_PLUS_A"
 
 
 @dataclass(frozen=True)
@@ -166,7 +171,7 @@ def _newton_step(st: _Stamp, bank: CellBank, v: np.ndarray, x: np.ndarray, damp:
     f = _injection(st, v, i_cell, cur)[st.free]
     J = _jacobian(st, g_cell, derivs)
     try:
-        dx = -splu(J).solve(f)
+        dx = -splu(J, permc_spec=ORDERING).solve(f)
     except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
         raise ConvergenceError(f"array Jacobian is singular ({exc}): a net without a DC "
                                "path to a source?", analysis="op") from None
@@ -199,7 +204,9 @@ class LinearSolver:
         self._fk = G[st.free][:, c.src].tocsr()
         self._kk = G[c.src][:, st.free].tocsr()
         self._kk_known = G[c.src][:, c.src].tocsr()
-        self._lu = splu(self._ff)
+        # symmetric positive definite: no pivoting needed, the ordering kept
+        self._lu = splu(self._ff, permc_spec=ORDERING, diag_pivot_thresh=0.0,
+                        options={"SymmetricMode": True})
         self.factor_seconds = time.perf_counter() - t0
         self.st = st
 
