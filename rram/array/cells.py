@@ -70,6 +70,23 @@ def pattern_states(pattern: np.ndarray, lrs: tuple[float, float] = LRS,
     return States(np.where(p, lrs[0], hrs[0]), np.where(p, lrs[1], hrs[1]))
 
 
+PATTERNS = ("all-lrs", "all-hrs", "checkerboard", "random")
+
+
+def named_pattern(name: str, shape: tuple[int, int], seed: int = 0) -> np.ndarray:
+    """A data pattern (True = LRS): ``all-lrs``, ``all-hrs``, ``checkerboard`` or
+    ``random`` (half LRS, drawn from ``seed``)."""
+    if name == "all-lrs":
+        return np.ones(shape, bool)
+    if name == "all-hrs":
+        return np.zeros(shape, bool)
+    if name == "checkerboard":
+        return (np.add.outer(np.arange(shape[0]), np.arange(shape[1])) % 2) == 0
+    if name == "random":
+        return np.random.default_rng(seed).random(shape) < 0.5
+    raise InputError(f"data pattern {name!r}: valid are {', '.join(PATTERNS)}")
+
+
 def with_states(spec: ArraySpec, P: np.ndarray, states: States | None) -> np.ndarray:
     """``P`` with each cell's ``x0``/``w0`` at its state, checked against its range:
     0 ≤ gap ≤ l0 and wmin ≤ width ≤ wcf of that cell's card."""
