@@ -1,5 +1,5 @@
-"""The native array engine against ngspice on the same deck: 8 x 8 arrays with resistive
-wires, driver and sense resistances and device-to-device variation."""
+"""The native array engine against ngspice on the same deck: 8 x 8 and 32 x 32 arrays with
+resistive wires, driver and sense resistances and device-to-device variation."""
 
 from __future__ import annotations
 
@@ -14,12 +14,11 @@ from rram.array.spec import ArraySpec, Metal
 from rram.spice.ngspice import NgspiceSession
 from rram.variation import default_variation
 
-N = 8
 #: Row voltages per topology: a read for 1R and 1T1R, above the selector's knee for 1S1R.
 V_READ = {"1r": 0.3, "1t1r": 0.3, "1s1r": 1.2}
 
 
-def _case(topology: str):
+def _case(topology: str, N: int):
     spec = ArraySpec(topology, N, N, row_metal=Metal(rho=3e-7), col_metal=Metal(rho=3e-7),
                      r_driver=100.0, r_sense=50.0, variation=default_variation(), seed=7)
     states = pattern_states(np.random.default_rng(3).random((N, N)) < 0.5)
@@ -45,11 +44,15 @@ def _spice(c, kind: str):
     return vec, v_cell
 
 
+OSDI = pytest.mark.veriloga
+
+
 @pytest.mark.ngspice
-@pytest.mark.parametrize("kind", ["subckt", pytest.param("osdi", marks=pytest.mark.veriloga)])
+@pytest.mark.parametrize("kind,N", [("subckt", 8), pytest.param("osdi", 8, marks=OSDI),
+                                    pytest.param("osdi", 32, marks=OSDI)])
 @pytest.mark.parametrize("topology", ["1r", "1t1r", "1s1r"])
-def test_native_engine_agrees_with_ngspice(topology, kind):
-    spec, c = _case(topology)
+def test_native_engine_agrees_with_ngspice(topology, kind, N):
+    spec, c = _case(topology, N)
     op = operating_point(c)
     vec, v_cell = _spice(c, kind)
     out = slice(output_sources(spec).start, output_sources(spec).stop)
@@ -57,7 +60,8 @@ def test_native_engine_agrees_with_ngspice(topology, kind):
     spice = np.array([vec[f"i(vout{j})"][0] for j in range(N)])
     rel = np.max(np.abs(native / spice - 1))
     dv = np.max(np.abs(op.v_cell - v_cell))
-    print(f"{topology} {kind}: column currents {rel:.2e} relative, cell voltages {dv:.2e} V")
+    print(f"{topology} {N}x{N} {kind}: column currents {rel:.2e} relative, "
+          f"cell voltages {dv:.2e} V")
     assert rel < 1e-3
     assert dv < 1e-3
     # the case is not trivial: wires drop a visible part of the read voltage
