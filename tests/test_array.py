@@ -163,3 +163,21 @@ def test_bad_metal_and_states_name_the_input():
         build(ArraySpec(rows=2, cols=3), 0.2, States(gap, np.full((2, 3), 3.0)))
     with pytest.raises(InputError, match="shape"):
         build(ArraySpec(rows=2, cols=3), 0.2, _all_lrs(3))
+
+
+def test_coupling_opposite_aggressors_slow_the_victim_and_same_ones_speed_it():
+    """A victim line between two aggressors: the coupling capacitance counts 0x (same
+    direction), 1x (quiet) or 2x (opposite) beside the ground capacitance (Miller)."""
+    metal = Metal(c_ground=1e-10, c_couple=1e-10)
+    spec = ArraySpec(segments=8, pitch=20e-6)
+    delays, elmore = {}, {}
+    for case, before, after in (("quiet", [0, 0, 0], [0, 1, 0]),
+                                ("same", [0, 0, 0], [1, 1, 1]),
+                                ("opposite", [1, 0, 1], [0, 1, 0])):
+        c, taps = line_circuit(spec, metal, 1, v=after, lines=3)
+        r = step_response(c, int(taps[1, -1]), before=np.array(before, float))
+        delays[case], elmore[case] = r.delay(0.5), r.elmore
+    assert delays["same"] < delays["quiet"] < delays["opposite"]
+    rc = metal.resistance(spec.pitch) * spec.pitch / 2  # R·C/2 per F/m of capacitance
+    for case, c_eff in (("same", 1e-10), ("quiet", 3e-10), ("opposite", 5e-10)):
+        assert elmore[case] == pytest.approx(rc * c_eff, rel=1e-9)

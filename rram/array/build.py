@@ -189,36 +189,40 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
               ("segments", f"{s} {spec.segment_kind} per pitch")))
 
 
-def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v: float = 1.0,
-                 r_load: float = 0.0, c_load: float = 0.0) -> tuple[Circuit, np.ndarray]:
-    """One line of ``pitches`` pitches of ``metal``, sectioned as ``spec`` says, driven
-    at its start by ``v`` (V) through ``spec.r_driver``; optional loads at every pitch
-    point past the start: ``r_load`` (Ω) to ground, and ``c_load`` (F) at the far end.
-    The test bench of the interconnect alone (IR drop, RC delay).  Returns the circuit
-    and the nets of the pitch points (start first)."""
+def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v=1.0, r_load: float = 0.0,
+                 c_load: float = 0.0, lines: int = 1) -> tuple[Circuit, np.ndarray]:
+    """``lines`` parallel lines (neighbours coupled by ``metal.c_couple``) of
+    ``pitches`` pitches of ``metal``, sectioned as ``spec`` says, each driven at its
+    start by ``v`` (V; one per line or one for all) through ``spec.r_driver``; optional
+    loads at every pitch point past the start: ``r_load`` (Ω) to ground, and ``c_load``
+    (F) at the far ends.  The test bench of the interconnect alone (IR drop, RC delay,
+    crosstalk).  Returns the circuit and the nets of the pitch points, (lines, pitches
+    + 1), start first (one line: a 1-D array)."""
     nets, acc = _Nets(), _Acc([], [], [], [])
-    pos = _line_family(nets, acc, spec, metal, 1, pitches, "r")[0]
+    pos = _line_family(nets, acc, spec, metal, lines, pitches, "r")
+    taps = pos[:, ::spec.segments]
     if r_load > 0:
-        taps = pos[spec.segments::spec.segments]
-        acc.res.append(np.stack([taps, np.full(taps.size, GND)], 1))
-        acc.ohms.append(np.full(taps.size, float(r_load)))
+        loaded = taps[:, 1:].ravel()
+        acc.res.append(np.stack([loaded, np.full(loaded.size, GND)], 1))
+        acc.ohms.append(np.full(loaded.size, float(r_load)))
     if c_load > 0:
-        acc.cpairs.append(np.array([[pos[-1], GND]]))
-        acc.cvals.append(np.array([float(c_load)]))
-    src = pos[0]
+        acc.cpairs.append(np.stack([pos[:, -1], np.full(lines, GND)], 1))
+        acc.cvals.append(np.full(lines, float(c_load)))
+    src = pos[:, 0]
     if spec.r_driver > 0:
-        src = nets.block((1,), lambda i: f"d{i}")[0]
-        acc.res.append(np.array([[src, pos[0]]]))
-        acc.ohms.append(np.array([spec.r_driver]))
+        src = nets.block((lines,), lambda i: f"d{i}")
+        acc.res.append(np.stack([src, pos[:, 0]], 1))
+        acc.ohms.append(np.full(lines, spec.r_driver))
     P = np.zeros((0, len(PARAMETER_NAMES)))
-    return Circuit(
+    circuit = Circuit(
         n_nets=nets.n, net_name=nets.name,
         res=np.concatenate(acc.res).reshape(-1, 2) if acc.res else np.zeros((0, 2), np.int64),
         ohms=np.concatenate(acc.ohms) if acc.ohms else np.zeros(0),
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
-        src=np.array([src]), volts=np.array([float(v)]), src_name=lambda k: "in0",
-        cells=np.zeros((0, 2), np.int64), cell_params=P, cell_name=str,
-        title=f"rram line of {pitches} pitches", meta=()), pos[::spec.segments]
+        src=np.asarray(src), volts=_vector(v, lines, "line drives v"),
+        src_name=lambda k: f"in{k}", cells=np.zeros((0, 2), np.int64), cell_params=P,
+        cell_name=str, title=f"rram {lines} line(s) of {pitches} pitches", meta=())
+    return circuit, (taps[0] if lines == 1 else taps)
 
 
 def output_sources(spec: ArraySpec) -> slice:

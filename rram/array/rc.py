@@ -25,23 +25,27 @@ MAX_DENSE = 5000
 
 @dataclass(frozen=True)
 class StepResponse:
-    """v(t) = v∞ + Σᵢ aᵢ·e^(−λᵢ·t) at one net (V, s)."""
+    """v(t) = v∞ + Σᵢ aᵢ·e^(−λᵢ·t) at one net (V, s) for t > 0; ``v_start``: its DC
+    value before the step; ``elmore``: the first moment of the response (s)."""
 
     v_final: float
     rates: np.ndarray
     amplitudes: np.ndarray
     elmore: float
+    v_start: float = 0.0
 
     def __call__(self, t: float) -> float:
         return float(self.v_final + np.sum(self.amplitudes * np.exp(-self.rates * t)))
 
     def delay(self, fraction: float = 0.5) -> float:
-        """Time (s) at which the net reaches ``fraction`` of its final value."""
+        """Time (s) at which the net has covered ``fraction`` of its swing from
+        ``v_start`` to ``v_final``."""
         if not 0 < fraction < 1:
             raise InputError(f"delay fraction must be within (0, 1), got {fraction!r}")
-        target = fraction * self.v_final
+        swing = self.v_final - self.v_start
+        target = self.v_start + fraction * swing
         hi = 1.0 / self.rates.min()
-        while (self(hi) - target) * np.sign(self.v_final) < 0:
+        while (self(hi) - target) * np.sign(swing) < 0:
             hi *= 2
         return float(brentq(lambda t: self(t) - target, 0.0, hi, xtol=1e-30, rtol=1e-14))
 
@@ -56,8 +60,11 @@ def _matrix(n: int, pairs: np.ndarray, values: np.ndarray) -> np.ndarray:
     return M[:n, :n]
 
 
-def step_response(c: Circuit, net: int) -> StepResponse:
-    """Response at ``net`` to all sources of ``c`` stepping to their values at t = 0."""
+def step_response(c: Circuit, net: int, before: np.ndarray | None = None) -> StepResponse:
+    """Response at ``net`` to the sources of ``c`` stepping at t = 0 from ``before``
+    (V, one per source; default 0: the circuit at rest) to their values.  The circuit
+    starts in its DC state at ``before``; the step injects charge through the
+    capacitors between sources and nets (an aggressor line's coupling)."""
     if len(c.cells) or c.groups:
         raise InputError("the RC step response takes resistors and capacitors only")
     n = c.n_nets
@@ -67,9 +74,15 @@ def step_response(c: Circuit, net: int) -> StepResponse:
     C = _matrix(n, c.caps, c.farads)
     free = np.setdiff1d(np.arange(n), c.src)
     vk = c.volts
-    b = -G[np.ix_(free, c.src)] @ vk
-    q0 = -C[np.ix_(free, c.src)] @ vk  # charge injected at the step (coupling to sources)
+    v_before = np.zeros_like(vk) if before is None else np.asarray(before, float)
+    if v_before.shape != vk.shape:
+        raise InputError(f"before: one voltage per source ({vk.size}), got {v_before.shape}")
     Gf, Cf = G[np.ix_(free, free)], C[np.ix_(free, free)]
+    b = -G[np.ix_(free, c.src)] @ vk
+    # the DC state before the step, then the charge the step injects through capacitors
+    # from the sources: C·v(0+) = C·v(0-) − C_src·Δv
+    start = la.solve(Gf, -G[np.ix_(free, c.src)] @ v_before)
+    q0 = Cf @ start - C[np.ix_(free, c.src)] @ (vk - v_before)
     cap = np.flatnonzero(np.abs(Cf).sum(1) > 0)
     alg = np.flatnonzero(np.abs(Cf).sum(1) == 0)
     # Kron reduction of the nets without capacitance
@@ -97,7 +110,9 @@ def step_response(c: Circuit, net: int) -> StepResponse:
         vf = float(v_inf[i])
         amp = phi[i] * coef
         m1 = float(moment[i])
-    return StepResponse(vf, lam, amp, m1 / vf)
+    v_start = float(start[k[0]])
+    swing = vf - v_start
+    return StepResponse(vf, lam, amp, m1 / swing if swing else float("nan"), v_start)
 
 
 __all__ = ["GND", "StepResponse", "step_response"]
