@@ -40,12 +40,18 @@ class _Nets:
     def __init__(self) -> None:
         self.offsets: list[int] = []
         self.blocks: list[tuple[tuple[int, ...], Callable[..., str]]] = []
+        self.xy: list[np.ndarray] = []
         self.n = 0
 
-    def block(self, shape: tuple[int, ...], name: Callable[..., str]) -> np.ndarray:
+    def block(self, shape: tuple[int, ...], name: Callable[..., str],
+              x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """A block of nets; ``x``, ``y``: their places in the array (cell pitches),
+        broadcast to ``shape`` (the solver orders its unknowns by them)."""
         size = int(np.prod(shape))
         self.offsets.append(self.n)
         self.blocks.append((shape, name))
+        self.xy.append(np.stack([np.broadcast_to(x, shape).ravel(),
+                                 np.broadcast_to(y, shape).ravel()], 1).astype(float))
         out = np.arange(self.n, self.n + size).reshape(shape)
         self.n += size
         return out
@@ -65,25 +71,34 @@ class _Acc:
 
 
 def _line_family(nets: _Nets, acc: _Acc, spec: ArraySpec, metal: Metal, lines: int,
-                 pitches: int, prefix: str) -> np.ndarray:
-    """Nets (lines, positions) of ``lines`` parallel lines of ``pitches`` pitches each;
-    their sections' resistors and capacitors go to ``acc``."""
+                 pitches: int, prefix: str, offset: float = 0.0,
+                 horizontal: bool = True) -> np.ndarray:
+    """Nets (lines, positions) of ``lines`` parallel lines of ``pitches`` pitches each,
+    position p at ``p/segments + offset`` pitches along x (``horizontal``) or y; their
+    sections' resistors and capacitors go to ``acc``."""
     s, kind = spec.segments, spec.segment_kind
+
+    def place(along: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        across = np.arange(lines, dtype=float)[:, None]
+        return (along, across) if horizontal else (across, along)
     n_sec = pitches * s
     r_sec = spec.segment_resistance(metal)
     c_sec = metal.c_ground * spec.pitch / s
     cc_sec = metal.c_couple * spec.pitch / s
     if r_sec == 0:  # an ideal line: one net, its capacitance lumped
-        node = nets.block((lines, 1), lambda i, p: f"{prefix}{i}_0")
+        node = nets.block((lines, 1), lambda i, p: f"{prefix}{i}_0",
+                          *place(np.array([[pitches / 2 + offset]])))
         pos = np.repeat(node, n_sec + 1, axis=1)
         weight = np.zeros((lines, 1))
         weight[:, 0] = n_sec
         _caps(acc, node, weight * c_sec, weight * cc_sec)
         return pos
-    pos = nets.block((lines, n_sec + 1), lambda i, p: f"{prefix}{i}_{p}")
+    pos = nets.block((lines, n_sec + 1), lambda i, p: f"{prefix}{i}_{p}",
+                     *place(np.arange(n_sec + 1)[None, :] / s + offset))
     a, b = pos[:, :-1].ravel(), pos[:, 1:].ravel()
     if kind == "t":
-        mid = nets.block((lines, n_sec), lambda i, k: f"{prefix}t{i}_{k}")
+        mid = nets.block((lines, n_sec), lambda i, k: f"{prefix}t{i}_{k}",
+                         *place((np.arange(n_sec)[None, :] + 0.5) / s + offset))
         acc.res += [np.stack([a, mid.ravel()], 1), np.stack([mid.ravel(), b], 1)]
         acc.ohms += [np.full(a.size, r_sec / 2)] * 2
         _caps(acc, mid, np.full(mid.shape, c_sec), np.full(mid.shape, cc_sec))
@@ -133,14 +148,14 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     v_cols = _vector(v_cols, n, "column sense voltages v_cols")
     P = with_states(spec, cell_parameters(spec) if params is None else params, states)
     nets, acc = _Nets(), _Acc([], [], [], [])
-    rows = _line_family(nets, acc, spec, spec.row_metal, m, n, "r")
-    cols = _line_family(nets, acc, spec, spec.col_metal, n, m, "c")
+    rows = _line_family(nets, acc, spec, spec.row_metal, m, n, "r", -1.0)
+    cols = _line_family(nets, acc, spec, spec.col_metal, n, m, "c", 0.0, horizontal=False)
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
     row_tap = rows[ii, (jj + 1) * s]
     col_tap = cols[jj, ii * s]
     src, volts, src_names = [], [], []
     if spec.r_driver > 0:
-        drv = nets.block((m,), lambda i: f"d{i}")
+        drv = nets.block((m,), lambda i: f"d{i}", np.array(-1.5), np.arange(m))
         acc.res.append(np.stack([drv, rows[:, 0]], 1))
         acc.ohms.append(np.full(m, spec.r_driver))
         src.append(drv)
@@ -152,14 +167,15 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     if spec.topology == "1r":
         cells = np.stack([row_tap.ravel(), col_tap.ravel()], 1)
     else:
-        mid = nets.block((m, n), lambda i, j: f"m{i}_{j}")
+        mid = nets.block((m, n), lambda i, j: f"m{i}_{j}", np.arange(n)[None, :],
+                         np.arange(m)[:, None])
         cells = np.stack([row_tap.ravel(), mid.ravel()], 1)
         if spec.topology == "1s1r":
             dev = Device(selector_current(spec.selector, "t0", "t1"), ("t0", "t1"))
             groups.append(DeviceGroup(dev, np.stack([mid.ravel(), col_tap.ravel()], 1),
                                       lambda k: f"s{k // n}_{k % n}"))
         else:
-            gates = _line_family(nets, acc, spec, spec.gate_metal, m, n, "g")
+            gates = _line_family(nets, acc, spec, spec.gate_metal, m, n, "g", -1.0)
             t = spec.transistor
             dev = Device(nmos_current(t, "t0", "t1", "t2"), ("t0", "t1", "t2"))
             nodes = np.stack([mid.ravel(), gates[ii, (jj + 1) * s].ravel(), col_tap.ravel()], 1)
@@ -169,7 +185,7 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
             src_names += [f"g{i}" for i in range(m)]
     end = cols[:, m * s]
     if spec.r_sense > 0:
-        sense = nets.block((n,), lambda j: f"s{j}")
+        sense = nets.block((n,), lambda j: f"s{j}", np.arange(n), np.array(m + 0.5))
         acc.res.append(np.stack([end, sense], 1))
         acc.ohms.append(np.full(n, spec.r_sense))
         src.append(sense)
@@ -185,6 +201,7 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
         src=np.concatenate(src), volts=np.concatenate(volts), src_name=src_names.__getitem__,
         cells=cells, cell_params=P, cell_name=lambda k: f"c{k // n}_{k % n}",
         groups=tuple(groups), title=f"rram {spec.topology} array {m}x{n}",
+        xy=np.concatenate(nets.xy),
         meta=(("topology", spec.topology), ("size", f"{m}x{n}"),
               ("segments", f"{s} {spec.segment_kind} per pitch")))
 
@@ -210,7 +227,7 @@ def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v=1.0, r_load: flo
         acc.cvals.append(np.full(lines, float(c_load)))
     src = pos[:, 0]
     if spec.r_driver > 0:
-        src = nets.block((lines,), lambda i: f"d{i}")
+        src = nets.block((lines,), lambda i: f"d{i}", np.array(-0.5), np.arange(lines))
         acc.res.append(np.stack([src, pos[:, 0]], 1))
         acc.ohms.append(np.full(lines, spec.r_driver))
     P = np.zeros((0, len(PARAMETER_NAMES)))
@@ -221,7 +238,8 @@ def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v=1.0, r_load: flo
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
         src=np.asarray(src), volts=_vector(v, lines, "line drives v"),
         src_name=lambda k: f"in{k}", cells=np.zeros((0, 2), np.int64), cell_params=P,
-        cell_name=str, title=f"rram {lines} line(s) of {pitches} pitches", meta=())
+        cell_name=str, title=f"rram {lines} line(s) of {pitches} pitches", meta=(),
+        xy=np.concatenate(nets.xy))
     return circuit, (taps[0] if lines == 1 else taps)
 
 

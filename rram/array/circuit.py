@@ -73,6 +73,9 @@ class Circuit:
     groups: tuple[DeviceGroup, ...] = ()
     title: str = "rram circuit"
     meta: tuple[tuple[str, str], ...] = field(default=())
+    #: (n_nets, 2) places of the nets (cell pitches), if known: the engines order their
+    #: unknowns by nested dissection of these places (:mod:`rram.array.ordering`).
+    xy: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.ohms.size and not np.all(self.ohms > 0):

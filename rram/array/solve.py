@@ -32,11 +32,50 @@ VTOL = 1e-9  # V: converged when a full Newton step moves no node by more
 MAX_ITER = 100
 #: A reused Jacobian is kept while each step is at most this fraction of the last.
 CONTRACTION = 0.3
-#: SuperLU's fill-reducing ordering: the nodal matrices are structurally symmetric, and
-#: minimum degree on A + Aᵀ left 25 % less fill and factorised 30 % faster than the
-#: default COLAMD on a 256 x 256 crossbar (CHOLMOD, tried on the SPD linear path with
-#: AMD, METIS and nested dissection, was no faster here: 1.1-3.5 s against 1.1 s).
+#: SuperLU's fill-reducing ordering when the nets have no places: the nodal matrices are
+#: structurally symmetric, and minimum degree on A + Aᵀ left 25 % less fill and
+#: factorised 30 % faster than the default COLAMD on a 256 x 256 crossbar.  Arrays built
+#: by :mod:`rram.array.build` carry places and are ordered by geometric nested
+#: dissection instead (:mod:`rram.array.ordering`): on a 1R crossbar 3x (256 x 256) to
+#: 5x (1024 x 1024) faster factorisations than minimum degree, with 40 % less fill.
+#: (CHOLMOD, tried on the SPD linear path with AMD, METIS and its own nested
+#: dissection, was no faster than SuperLU here.)
 ORDERING = "MMD_AT_PLUS_A"
+
+
+class Factor:
+    """The sparse LU factors of ``A`` (SuperLU), in the nested-dissection order ``perm``
+    when given (``spd``: symmetric positive definite, no pivoting needed)."""
+
+    def __init__(self, A: sp.spmatrix, perm: np.ndarray | None = None,
+                 spd: bool = False) -> None:
+        self.perm = perm
+        kw: dict = {"options": {"SymmetricMode": True}}
+        kw["diag_pivot_thresh"] = 0.0 if spd else 0.01
+        try:
+            if perm is None:
+                self.lu = splu(sp.csc_matrix(A), permc_spec=ORDERING, **kw)
+            else:
+                Ap = sp.csr_matrix(A)[perm][:, perm].tocsc()
+                self.lu = splu(Ap, permc_spec="NATURAL", **kw)
+        except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
+            raise ConvergenceError(f"array matrix is singular ({exc}): a net without a "
+                                   "DC path to a source?", analysis="op") from None
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        if self.perm is None:
+            return self.lu.solve(b)
+        x = np.empty_like(b)
+        x[self.perm] = self.lu.solve(np.ascontiguousarray(b[self.perm]))
+        return x
+
+
+def _order(c: Circuit, free: np.ndarray, pattern: sp.spmatrix) -> np.ndarray | None:
+    if c.xy is None:
+        return None
+    from .ordering import nested_dissection
+
+    return nested_dissection(pattern, c.xy[free])
 
 
 @dataclass(frozen=True)
@@ -150,7 +189,7 @@ def operating_point(c: Circuit, bank: CellBank | None = None,
     if bank.n != len(c.cells):
         raise InputError(f"the cell bank has {bank.n} cells, the circuit {len(c.cells)}")
     x = np.zeros(st.free.size) if x0 is None else np.asarray(x0, float).copy()
-    lu, previous, factorisations = None, np.inf, 0
+    lu, previous, factorisations, perm = None, np.inf, 0, None
     for it in range(1, MAX_ITER + 1):
         v = st.full(x)
         i_cell, g_cell = bank.evaluate(v[c.cells[:, 0]] - v[c.cells[:, 1]])
@@ -158,7 +197,10 @@ def operating_point(c: Circuit, bank: CellBank | None = None,
         f = _injection(st, v, i_cell, cur)[st.free]
         dx = -lu.solve(f) if lu is not None else None
         if dx is None or _norm(dx) > CONTRACTION * previous:
-            lu = _factor(_jacobian(st, g_cell, derivs))
+            J = _jacobian(st, g_cell, derivs)
+            if perm is None:
+                perm = _order(c, st.free, J)
+            lu = Factor(J, perm)
             factorisations += 1
             dx = -lu.solve(f)
         step = _norm(dx)
@@ -183,17 +225,10 @@ def _norm(dx: np.ndarray) -> float:
     return float(np.max(np.abs(dx))) if dx.size else 0.0
 
 
-def _factor(J: sp.csc_matrix):
-    try:
-        return splu(J, permc_spec=ORDERING)
-    except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
-        raise ConvergenceError(f"array Jacobian is singular ({exc}): a net without a DC "
-                               "path to a source?", analysis="op") from None
-
-
 class LinearSolver:
     """Repeated DC solves of ``c`` with every cell a fixed conductance ``g_cell`` (S)
-    and no IR devices: the nodal matrix is factorised once (:attr:`factor_seconds`).
+    and no IR devices: the nodal matrix is ordered and factorised once
+    (:attr:`factor_seconds`, of which :attr:`order_seconds` the ordering).
 
     :meth:`solve` takes source voltages (one column per input vector, sources in the
     circuit's order) and returns the current each source delivers."""
@@ -215,9 +250,11 @@ class LinearSolver:
         self._fk = G[st.free][:, c.src].tocsr()
         self._kk = G[c.src][:, st.free].tocsr()
         self._kk_known = G[c.src][:, c.src].tocsr()
+        t1 = time.perf_counter()
+        perm = _order(c, st.free, self._ff)
+        self.order_seconds = time.perf_counter() - t1
         # symmetric positive definite: no pivoting needed, the ordering kept
-        self._lu = splu(self._ff, permc_spec=ORDERING, diag_pivot_thresh=0.0,
-                        options={"SymmetricMode": True})
+        self._lu = Factor(self._ff, perm, spd=True)
         self.factor_seconds = time.perf_counter() - t0
         self.st = st
 
