@@ -187,14 +187,15 @@ def test_nested_dissection_orders_every_net_and_cuts_the_fill():
     from rram.array.ordering import nested_dissection
     from rram.array.solve import Factor, _assemble, _Stamp
 
-    n = 48
-    c = build(ArraySpec(rows=n, cols=n, segments=2), 0.2)
+    n = 96
+    c = build(ArraySpec(rows=n, cols=n), 0.2)
     st = _Stamp(c)
     A = (st.G + _assemble(c.n_nets, c.cells[:, 0], c.cells[:, 1], np.full(n * n, 1e-4))
          )[st.free][:, st.free]
     perm = nested_dissection(A, c.xy[st.free])
     assert np.array_equal(np.sort(perm), np.arange(st.free.size))
     nd, mmd = Factor(A, perm, spd=True), Factor(A, None, spd=True)
+    # measured: 0.59 M against 0.89 M
     assert nd.lu.L.nnz + nd.lu.U.nnz < 0.8 * (mmd.lu.L.nnz + mmd.lu.U.nnz)
     b = np.random.default_rng(0).random(st.free.size)
     assert np.allclose(nd.solve(b), mmd.solve(b), rtol=1e-9, atol=0)
