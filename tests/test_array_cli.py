@@ -16,10 +16,11 @@ def run():
 
 
 def test_read_writes_every_cell(run, tmp_path):
-    out = tmp_path / "read.csv"
+    out, png = tmp_path / "read.csv", tmp_path / "read.png"
     r = run("array", "read", "--rows", "6", "--cols", "5", "--pattern", "checkerboard",
-            "--r-sense", "100", "--out", str(out))
+            "--r-sense", "100", "--out", str(out), "--plot", str(png))
     assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
     df = pd.read_csv(out)
     assert len(df) == 30 and list(df.columns) == ["row", "col", "v_cell_V", "i_cell_A",
                                                   "line_drop_V"]

@@ -137,9 +137,11 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
               help="1T1R gate voltage (V).")
 @click.option("--out", type=OutputPath(), default=None,
               help="Per-cell table (.csv): row, col, v_cell_V, i_cell_A, line_drop_V.")
+@click.option("--plot", type=OutputPath(), default=None,
+              help="Heat maps of the IR drop and the cell voltages (.png).")
 @command_guard
 @_spec_command
-def read(spec, states, v_read, v_gate, out, **_) -> None:
+def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
     """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents."""
     import numpy as np
     import pandas as pd
@@ -157,6 +159,10 @@ def read(spec, states, v_read, v_gate, out, **_) -> None:
                            "v_cell_V": r.v_cell.ravel(), "i_cell_A": r.i_cell.ravel(),
                            "line_drop_V": r.line_drop.ravel()})
         write_atomic(out, lambda p: df.to_csv(p, index=False))
+    if plot:
+        from ..plots import array_heat_maps
+
+        array_heat_maps(r, plot, f"{spec.topology} {spec.rows}x{spec.cols} at {v_read:g} V")
 
 
 @array.command()
