@@ -199,3 +199,13 @@ def test_nested_dissection_orders_every_net_and_cuts_the_fill():
     assert nd.lu.L.nnz + nd.lu.U.nnz < 0.8 * (mmd.lu.L.nnz + mmd.lu.U.nnz)
     b = np.random.default_rng(0).random(st.free.size)
     assert np.allclose(nd.solve(b), mmd.solve(b), rtol=1e-9, atol=0)
+
+
+def test_a_floating_net_is_a_clear_error():
+    from rram.errors import ConvergenceError
+    from rram.netlist import Netlist, Resistor, VSource
+
+    floating = Netlist((VSource("a", "n1", "0", 1.0), Resistor("a", "n1", "n2", 1e3),
+                        Resistor("b", "n3", "n4", 1e3)))
+    with pytest.raises(ConvergenceError, match="DC path"):
+        operating_point(from_netlist(floating))

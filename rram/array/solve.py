@@ -204,6 +204,9 @@ def operating_point(c: Circuit, bank: CellBank | None = None,
             factorisations += 1
             dx = -lu.solve(f)
         step = _norm(dx)
+        if not np.isfinite(step):
+            raise ConvergenceError("array Newton step is not finite: a net without a DC "
+                                   "path to a source, or a singular Jacobian", analysis="op")
         # the first step solves the circuit linearised at the guess: taken in full; later
         # ones are limited net by net (a few floating middle nets of off selectors must
         # not hold back the rest, as one global scale would)
