@@ -17,11 +17,13 @@ import numpy as np
 from ..errors import InputError
 from .build import build, output_sources
 from .cells import CellBank, States, cell_parameters, with_states
-from .solve import LinearSolver, operating_point
+from .solve import LinearSolver, linearised_guess, operating_point
 from .spec import ArraySpec
 
 #: Gate voltage of a selected 1T1R row (V): well above the transistor's threshold.
 V_GATE_ON = 1.8
+#: Voltage of the RRAM chord conductance in a 1S1R read's first guess (V).
+GUESS_V = 0.2
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     if v_gates is None:
         v_gates = V_GATE_ON
     c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols)
-    op = operating_point(c)
+    bank = CellBank(c.cell_params)
+    x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
+    op = operating_point(c, bank, x0)
     m, n = spec.shape
     v = np.append(op.v, 0.0)  # ground last, as GND = -1 indexes it
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
@@ -63,6 +67,32 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     return ReadResult(op.v_cell.reshape(m, n), op.i_cell.reshape(m, n), drop,
                       -op.i_source[output_sources(spec)], op.iterations,
                       time.perf_counter() - t0)
+
+
+def _selector_guess(spec: ArraySpec, c, bank: CellBank, v_rows, v_cols) -> np.ndarray:
+    """A first guess of a 1S1R read: each cell's selector and RRAM share the applied
+    voltage as if the wires were ideal (the RRAM at its chord conductance at
+    :data:`GUESS_V`, the selector's voltage by bisection), then the circuit with both
+    at those chord conductances.  Saves the Newton iterations an exponential selector
+    otherwise takes from the 0 V linearisation (~v0 per iteration)."""
+    m, n = spec.shape
+    applied = (np.broadcast_to(np.asarray(v_rows, float), (m,))[:, None]
+               - np.broadcast_to(np.asarray(v_cols, float), (n,))[None, :]).ravel()
+    i_r, _ = bank.evaluate(np.full(len(applied), GUESS_V))
+    g_r = i_r / GUESS_V
+    device = c.groups[0].device
+    lo, hi = np.minimum(applied, 0.0), np.maximum(applied, 0.0)
+    zero = np.zeros_like(applied)
+    for _ in range(60):  # bisection of i_sel(v_s) = g_r·(V − v_s), increasing in v_s
+        mid = 0.5 * (lo + hi)
+        i_s = device.evaluate([mid, zero])[0]
+        up = i_s > g_r * (applied - mid)
+        hi = np.where(up, mid, hi)
+        lo = np.where(up, lo, mid)
+    v_s = 0.5 * (lo + hi)
+    i_s, (g0, _) = device.evaluate([v_s, zero])
+    g_s = np.where(np.abs(v_s) > 1e-6, i_s / np.where(v_s == 0, 1.0, v_s), g0)
+    return linearised_guess(c, g_r, [g_s])
 
 
 def _col_taps(spec: ArraySpec, c) -> np.ndarray:
