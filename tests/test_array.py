@@ -209,3 +209,12 @@ def test_a_floating_net_is_a_clear_error():
                         Resistor("b", "n3", "n4", 1e3)))
     with pytest.raises(ConvergenceError, match="DC path"):
         operating_point(from_netlist(floating))
+
+
+def test_the_worst_case_read_margin_falls_with_size_and_a_selector_restores_it():
+    from rram.array.read import read_margin
+
+    one_r = [read_margin(ArraySpec(rows=n, cols=n), 0.4).margin for n in (4, 8, 16)]
+    assert one_r[0] > one_r[1] > one_r[2] > 0
+    one_s = read_margin(ArraySpec("1s1r", 16, 16), 1.4).margin
+    assert one_s > 2 * one_r[2]

@@ -154,3 +154,43 @@ def vmm(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,
     out = -i_src[output_sources(spec)].T
     ideal = x @ g.reshape(spec.shape)
     return VmmResult(out, ideal, g.reshape(spec.shape), solver.factor_seconds, solve_s)
+
+
+@dataclass(frozen=True)
+class ReadMargin:
+    """A V/2 read of one cell against every other cell in the LRS (the most sneak
+    current): the selected column's current with the cell in the LRS (``i_on``) and in
+    the HRS (``i_off``), A; ``margin`` = (i_on − i_off)/i_on."""
+
+    cell: tuple[int, int]
+    i_on: float
+    i_off: float
+
+    @property
+    def margin(self) -> float:
+        return (self.i_on - self.i_off) / self.i_on
+
+
+def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = None
+                ) -> ReadMargin:
+    """The read margin of ``cell`` (default: row 0, column cols − 1, the farthest from
+    both the driver and the sense) under the V/2 scheme: its row at ``v_read``, the
+    other rows and columns at ``v_read``/2, its column sensed at 0 V."""
+    from .cells import HRS, LRS
+
+    m, n = spec.shape
+    i, j = cell if cell is not None else (0, n - 1)
+    if not (0 <= i < m and 0 <= j < n):
+        raise InputError(f"cell ({i}, {j}) is outside the {m} x {n} array")
+    rows = np.full(m, v_read / 2)
+    rows[i] = v_read
+    cols = np.full(n, v_read / 2)
+    cols[j] = 0.0
+    gates = np.full(m, V_GATE_ON)
+    currents = []
+    for state in (LRS, HRS):
+        gap, width = np.full(spec.shape, LRS[0]), np.full(spec.shape, LRS[1])
+        gap[i, j], width[i, j] = state
+        r = read(spec, rows, States(gap, width), v_gates=gates, v_cols=cols)
+        currents.append(float(r.i_col[j]))
+    return ReadMargin((i, j), currents[0], currents[1])
