@@ -47,6 +47,12 @@ def test_vmm_reports_the_error_against_the_ideal_product(run, tmp_path):
     assert len(df) == 24 and (df.output_A < df.ideal_A).all()
 
 
+def test_margin_prints_the_worst_case(run):
+    r = run("array", "margin", "--rows", "8", "--cols", "8")
+    assert r.exit_code == 0, r.output
+    assert "margin 0.21" in r.output  # 0.2139 on the default card
+
+
 @pytest.mark.parametrize("args,message", [
     (["read", "--rows", "0"], "rows = 0 is out of range: valid is [1, 4096]"),
     (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),

@@ -1,4 +1,4 @@
-"""``rram array netlist | read | vmm``: crossbar and 1T1R/1S1R arrays with resistive wires."""
+"""``rram array netlist | read | vmm | margin``: crossbar, 1S1R and 1T1R arrays with wires."""
 
 from __future__ import annotations
 
@@ -197,3 +197,19 @@ def vmm(spec, states, vectors, v_max, v_ref, out, seed, **_) -> None:
         df = pd.DataFrame({"vector": vv.ravel(), "col": jj.ravel(),
                            "output_A": r.outputs.ravel(), "ideal_A": r.ideal.ravel()})
         write_atomic(out, lambda p: df.to_csv(p, index=False))
+
+
+@array.command()
+@spec_options
+@click.option("--v-read", type=float, default=0.4, show_default=True, callback=finite,
+              help="Selected row voltage (V); the other lines sit at half of it.")
+@command_guard
+@_spec_command
+def margin(spec, states, v_read, **_) -> None:
+    """Worst-case read margin: the far corner cell under V/2, every other cell in the LRS
+    (the data pattern option is not used)."""
+    from ..array.read import read_margin
+
+    r = read_margin(spec, v_read)
+    click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {r.cell}, column current "
+               f"{r.i_on:.4g} A (LRS) / {r.i_off:.4g} A (HRS), margin {r.margin:.4f}")
