@@ -54,6 +54,11 @@ def _check_name(name: str, kind: str) -> None:
                          "(1-64 characters; the printer adds the SPICE type letter)")
 
 
+def _check_nets(element) -> None:
+    for net in element.nets:
+        check_net(net, f"net of {type(element).__name__} {element.name}")
+
+
 def _number(value: float, what: str, *, positive: bool = False,
             nonnegative: bool = False) -> str:
     from .spice import validate  # validate imports nothing of ours but names and format
@@ -104,6 +109,7 @@ class Resistor:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "resistor")
+        _check_nets(self)
         _number(self.ohms, f"resistance of R{self.name} (Ohm)", positive=True)
 
     @property
@@ -123,6 +129,7 @@ class Capacitor:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "capacitor")
+        _check_nets(self)
         _number(self.farads, f"capacitance of C{self.name} (F)", positive=True)
 
     @property
@@ -146,6 +153,7 @@ class VSource:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "voltage source")
+        _check_nets(self)
         _number(self.dc, f"voltage of V{self.name}")
 
     @property
@@ -173,6 +181,7 @@ class Behavioural:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "behavioural source")
+        _check_nets(self)
         for s in symbols([self.current]):
             if not s.startswith("n_"):
                 raise InputError(f"B{self.name}: the expression uses {s!r}, which is not a "
@@ -211,6 +220,7 @@ class Nmos:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "transistor")
+        _check_nets(self)
         check_net(self.model, f"model name of M{self.name}")
         _number(self.kp, "kp", positive=True)
         _number(self.wl, "W/L", positive=True)
@@ -245,6 +255,7 @@ class Cell:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "cell")
+        _check_nets(self)
         check_net(self.model, f"model name of cell {self.name}")
 
     @property
