@@ -161,3 +161,18 @@ def read_disturb(p: Phenomenon, path: str | Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+def array_heat_maps(read, path: str | Path, title: str = "array read") -> Path:
+    """IR drop of the wires and RRAM voltage of every cell of an array read
+    (:class:`rram.array.read.ReadResult`), rows down and columns across."""
+    fig, (ax_drop, ax_v) = plt.subplots(1, 2, figsize=(11, 4.6))
+    for ax, data, label in ((ax_drop, 1e3 * read.line_drop, "wire IR drop (mV)"),
+                            (ax_v, read.v_cell, "cell voltage te-be (V)")):
+        im = ax.imshow(data, origin="upper", aspect="auto", cmap="viridis",
+                       interpolation="nearest")
+        fig.colorbar(im, ax=ax, label=label)
+        ax.set(xlabel="column (sensed at the bottom)", ylabel="row (driven from the left)")
+    ax_drop.set_title(f"{title}: IR drop")
+    ax_v.set_title(f"{title}: cell voltage")
+    return _save(fig, path)

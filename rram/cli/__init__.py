@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from .. import __version__
+from .array import array
 from .fit import fit, fit_cycles_cmd, fit_variation_cmd
 from .mc import mc
 from .simulate import card, demo, export, generate, netlist, sweep
@@ -45,7 +46,7 @@ def main() -> None:
 
 
 for _command in (card, sweep, demo, export, netlist, mc, generate, fit, fit_variation_cmd,
-                 fit_cycles_cmd):
+                 fit_cycles_cmd, array):
     main.add_command(_command)
 
 __all__ = ["main"]

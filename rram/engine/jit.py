@@ -30,7 +30,12 @@ def cache_dir() -> Path:
 
 
 def load_integrator() -> ModuleType:
-    name = "rram.engine.integrator"
+    return load_compiled("rram.engine.integrator")
+
+
+def load_compiled(name: str) -> ModuleType:
+    """Import module ``name``, whose numba functions inline the generated kernels, with
+    the kernel-keyed cache directory (see the module docstring)."""
     if name in sys.modules:
         return sys.modules[name]
     previous = numba.config.CACHE_DIR

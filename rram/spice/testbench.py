@@ -22,14 +22,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ..card import PARAMETERS, default_card
+from ..card import default_card
 from ..circuits import CIRCUIT_PARAMETERS, series_element
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
+from ..expr import substitute, sym
 from ..model import node_symbol
+from ..netlist import (
+    Behavioural,
+    Capacitor,
+    Cell,
+    CellModel,
+    Element,
+    Nmos,
+    Resistor,
+    VSource,
+    element_lines,
+    wrap_line,
+)
 from ..params import Card
-from ..printers.base import _render
-from ..printers.spice_printer import SPICE
 from . import validate
 
 KINDS = ("resistor", "compliance", "1t1r")
@@ -151,10 +162,6 @@ class Testbench:
         return step_cap([self.stimulus.times])
 
     # Rendering -------------------------------------------------------------------
-    def _params(self) -> dict[str, str]:
-        return {p.name: validate.number(self.card.values[p.name], f"card {p.name}")
-                for p in PARAMETERS}
-
     def _model_header(self) -> list[str]:
         if self.model.kind == "subckt":
             return [f".include {self.model.path}"]
@@ -170,27 +177,20 @@ class Testbench:
                 return validate.option(name, value)[1]
         return "num_threads=1"
 
-    def _instance_lines(self, suffix: str) -> list[str]:
-        vals = self._params()
-        inst = [p.name for p in PARAMETERS if p.kind == "instance"]
-        te, be = f"te{suffix}", self._be(suffix)
-        if self.model.kind == "subckt":
-            return _wrap(f"{self.instance_name(suffix)} {te} {be} rram " + " ".join(
-                f"{k}={v}" for k, v in vals.items()))
-        lines = _wrap(f".model rrmod{suffix} rram " + " ".join(
-            f"{k}={v}" for k, v in vals.items() if k not in inst))
-        lines += _wrap(f"{self.instance_name(suffix)} {te} {be} rrmod{suffix} " + " ".join(
-            f"{k}={vals[k]}" for k in inst))
-        return lines
+    def _cell(self, suffix: str) -> Cell:
+        return Cell(self.instance + suffix, f"te{suffix}", self._be(suffix), self.card,
+                    model=f"rrmod{suffix}")
+
+    def _cell_model(self) -> CellModel:
+        return CellModel(self.model.kind, "rram")
 
     def _be(self, suffix: str = "") -> str:
         return f"mid{suffix}" if self.circuit == "1t1r" else "0"
 
-    def _pwl(self, name: str, node: str, times, values) -> list[str]:
-        pts = " ".join(f"{validate.number(t, 'stimulus time')} "
-                       f"{validate.number(v, 'stimulus value')}" for t, v in zip(
-                           times, values, strict=True))
-        return _wrap(f"{name} {node} 0 PWL({pts})")
+    @staticmethod
+    def _pwl(name: str, node: str, times, values) -> VSource:
+        return VSource(name, node, "0", pwl=tuple(
+            (float(t), float(v)) for t, v in zip(times, values, strict=True)))
 
     def _icc_wave(self) -> tuple[list[float], list[float]]:
         """Compliance per segment as a PWL with 1 ps steps at the breakpoints."""
@@ -236,25 +236,25 @@ class Testbench:
         """The cell and its circuit, on nodes te<suffix>, mid<suffix>."""
         cp = {**CIRCUIT_DEFAULTS, **{k: float(v) for k, v in self.circuit_params.items()}}
         te, mid = f"te{suffix}", f"mid{suffix}"
-        out = self._instance_lines(suffix)
+        elements: list[Element] = [self._cell(suffix)]
         if self.circuit == "1t1r":
-            # is=0: no bulk junctions, so a RESET that pulls the drain below the grounded
-            # bulk does not forward-bias a diode the engine's square law does not have
-            out += [f"Vsense{suffix} bl {te} 0",
-                    f"M1{suffix} {mid} gate 0 0 nch{suffix} "
-                    f"W={validate.number(cp['wl'], 'W/L')}u L=1u",
-                    f".model nch{suffix} nmos level=1 vto={validate.number(cp['vto'], 'vto')} "
-                    f"kp={validate.number(cp['kp'], 'kp')} lambda=0 is=0"]
+            elements += [VSource(f"sense{suffix}", "bl", te),
+                         Nmos(f"1{suffix}", mid, "gate", "0", cp["kp"], cp["wl"], cp["vto"],
+                              model=f"nch{suffix}")]
         elif self.circuit == "resistor":
-            out += [f"Rs{suffix} bl {mid} {validate.number(cp['rs'], 'rs', positive=True)}",
-                    f"Vsense{suffix} {mid} {te} 0"]
+            validate.number(cp["rs"], "rs", positive=True)
+            elements += [Resistor(f"s{suffix}", "bl", mid, cp["rs"]),
+                         VSource(f"sense{suffix}", mid, te)]
         else:
             flow = series_element("compliance", "bl", mid).flow
-            expr = _render(flow, _with_inputs(cp), {}, True)[0]
-            out += [f"Bcc{suffix} bl {mid} I = {expr}", f"Vsense{suffix} {mid} {te} 0"]
+            for k, v in cp.items():
+                validate.number(v, k)
+            current = substitute([flow], {**cp, "icc": sym(node_symbol("icc"))})[0]
+            elements += [Behavioural(f"cc{suffix}", "bl", mid, current),
+                         VSource(f"sense{suffix}", mid, te)]
         if cp["cd"] > 0:
-            out.append(f"Cd{suffix} {mid} 0 {validate.number(cp['cd'], 'cd')}")
-        return out
+            elements.append(Capacitor(f"d{suffix}", mid, "0", cp["cd"]))
+        return element_lines(elements, self._cell_model())
 
     def _deck(self, cells: list[str], vectors: list[str], title: str) -> str:
         st = self.stimulus
@@ -262,20 +262,22 @@ class Testbench:
         if self.model.kind == "osdi":
             out.append(OSDI_THREADS_NOTE)
         out += [f".options {self._option_text()}", *self._model_header()]
-        out += self._pwl("Vbl", "bl", st.times, st.volts)
+        sources = [self._pwl("bl", "bl", st.times, st.volts)]
         if self.circuit == "1t1r":
-            out.append(f"Vgate gate 0 {validate.number(st.v_gate, 'gate voltage')}")
+            validate.number(st.v_gate, "gate voltage")
+            sources.append(VSource("gate", "gate", "0", float(st.v_gate)))
         elif self.circuit == "compliance":
             t, v = self._icc_wave()
-            out += self._pwl("Vicc", "icc", t, v)
+            sources.append(self._pwl("icc", "icc", t, v))
+        out += element_lines(sources, self._cell_model())
         out += cells
         stop = validate.number(float(st.times[-1]), "stop time", positive=True)
         step = validate.number(self.step_max, "maximum step", positive=True)
         out.append(f".tran {step} {stop} 0 {step}")
         vecs = list(dict.fromkeys(v for v in vectors if v not in ("time", "0")))
-        out += _wrap(".save " + " ".join(vecs))
+        out += wrap_line(".save " + " ".join(vecs))
         if self.print_results:
-            out += _wrap(".print tran " + " ".join(vecs))
+            out += wrap_line(".print tran " + " ".join(vecs))
         out.append(".end")
         return "\n".join(out) + "\n"
 
@@ -286,35 +288,6 @@ class Testbench:
         from ..io import write_text_atomic
 
         return write_text_atomic(path, self.render())
-
-
-def _with_inputs(cp: Mapping[str, float]):
-    """The SPICE dialect with the compliance inputs bound to deck nodes and numbers."""
-    from .. import printers
-
-    def symbol(name: str) -> str:
-        if name == "icc":
-            return "v(icc)"
-        if name in cp:
-            return validate.number(cp[name], name)
-        return SPICE.symbol(name)
-
-    return printers.base.Dialect("spice", SPICE.number, symbol)
-
-
-def _wrap(line: str, width: int = 100) -> list[str]:
-    """Split a long deck line on spaces into '+' continuations."""
-    if len(line) <= width:
-        return [line]
-    words, out, cur = line.split(" "), [], ""
-    for w in words:
-        if cur and len(cur) + 1 + len(w) > width:
-            out.append(cur)
-            cur = "+ " + w
-        else:
-            cur = f"{cur} {w}" if cur else w
-    out.append(cur)
-    return out
 
 
 def render_batch(benches: Sequence[Testbench]) -> str:

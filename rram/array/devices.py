@@ -1,0 +1,93 @@
+"""The access devices of a cell, in the expression IR, and their vectorised evaluation.
+
+The selector and the access transistor are written once as IR expressions of node
+voltages (:mod:`rram.expr`): the ngspice export prints them (a B-source; the NMOS as the
+level-1 card that :func:`rram.circuits.nmos` mirrors), the native engine evaluates them
+and their symbolic derivatives over all cells at once with :func:`evaluate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..circuits import nmos
+from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, substitute, sym, walk
+from ..model import node_symbol
+from .spec import Selector, Transistor
+
+
+def selector_current(selector: Selector, a: str, b: str) -> Expr:
+    """I(a → b) = i0·sinh(V(a, b)/v0), with the safe exponential's linear tail."""
+    v = sym(node_symbol(a)) - sym(node_symbol(b))
+    return as_expr(selector.i0) * safe_sinh(v / as_expr(selector.v0))
+
+
+def nmos_current(t: Transistor, d: str, g: str, s: str) -> Expr:
+    """Drain current d → s of the square-law NMOS of :func:`rram.circuits.nmos`."""
+    flow = nmos(d, s).flow
+    return substitute([flow], {"kp": t.kp, "wl": t.wl, "vto": t.vto,
+                               "v_gate": sym(node_symbol(g))})[0]
+
+
+def _numpy_functions() -> dict[str, object]:
+    """Each IR function as a numpy callable, from its numpy spelling in FUNCTIONS."""
+    from .. import _kernels
+
+    ns = {"np": np, "safe_exp": _kernels.safe_exp, "softplus": _kernels.softplus,
+          "pos_sq": _kernels.pos_sq}
+    return {name: eval("lambda u: " + f.numpy.format("u"), ns)
+            for name, f in FUNCTIONS.items()}
+
+
+_FUNCS: dict[str, object] | None = None
+
+
+def evaluate(roots: Sequence[Expr], env: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Values of ``roots`` with every symbol bound to an array (or a number) of ``env``."""
+    global _FUNCS
+    if _FUNCS is None:
+        _FUNCS = _numpy_functions()
+    vals: dict[int, np.ndarray] = {}
+    for node in walk(roots):
+        op = node.op
+        if op == "num":
+            v = np.float64(node.value)
+        elif op == "sym":
+            v = np.asarray(env[node.name], dtype=float)
+        elif op == "let":
+            v = vals[id(node.args[0])]
+        else:
+            x = [vals[id(a)] for a in node.args]
+            if op == "add":
+                v = x[0] + x[1]
+            elif op == "sub":
+                v = x[0] - x[1]
+            elif op == "mul":
+                v = x[0] * x[1]
+            elif op == "div":
+                v = x[0] / x[1]
+            elif op == "neg":
+                v = -x[0]
+            else:
+                v = _FUNCS[op](np.asarray(x[0], dtype=float))  # type: ignore[operator]
+        vals[id(node)] = v
+    return [vals[id(r)] for r in roots]
+
+
+class Device:
+    """A current expression between ``terminals`` (IR nodes), compiled to its value and
+    its derivatives by each terminal voltage: :meth:`evaluate` over arrays of cells."""
+
+    def __init__(self, current: Expr, terminals: Sequence[str]) -> None:
+        self.terminals = tuple(terminals)
+        self.current = current
+        self.derivatives = [diff(current, node_symbol(t)) for t in self.terminals]
+
+    def evaluate(self, voltages: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        env = {node_symbol(t): v for t, v in zip(self.terminals, voltages, strict=True)}
+        out = evaluate([self.current, *self.derivatives], env)
+        shape = np.shape(voltages[0])
+        return (np.broadcast_to(out[0], shape),
+                [np.broadcast_to(d, shape) for d in out[1:]])

@@ -1,0 +1,364 @@
+"""One circuit description for every engine: nets and element instances, as values.
+
+A :class:`Netlist` is an immutable tuple of elements between named nets; ``"0"`` is
+ground.  The same value is printed to an ngspice deck (:meth:`Netlist.spice_lines`) and
+stamped into a sparse nodal system by the native engines (:mod:`rram.array.solve`,
+:mod:`rram.array.rc`), so a circuit is written once.  Element cards follow the
+spelling of the single-device testbenches (:mod:`rram.spice.testbench`), which print
+their circuits through these elements.
+
+Elements (``name`` is the part after the SPICE type letter, which the printer adds)::
+
+    Resistor    R<name> a b ohms
+    Capacitor   C<name> a b farads
+    VSource     V<name> p n <dc> | PWL(t v ...)      (0 V: an ammeter)
+    Behavioural B<name> a b I = <IR expression of V(a), V(b), ...>
+    Nmos        M<name> d g s s <model> W=<wl>u L=1u  + its level-1 .model card
+    Cell        X<name> te be [0 0] rram <card>       (subcircuit rendering)
+                N<name> te be [0 0] <model> <instance parameters> + .model card (OSDI)
+
+A frozen cell (``frozen=True``) exposes its gap and width state nodes as ports tied to
+ground: the state is then exactly its card's ``x0``/``w0`` (a read at a fixed state).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from . import names
+from .errors import InputError
+from .expr import Expr, symbols
+from .params import Card
+
+GROUND = "0"
+#: Internal state nodes a frozen cell exposes (tied to ground: state = x0, w0).
+FROZEN_PORTS = ("dgap", "dwidth")
+_NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+def check_net(net: str, what: str = "net") -> str:
+    """A net name: ``0`` (ground) or an identifier that no target reserves in a deck."""
+    if net == GROUND:
+        return net
+    problem = names.problem(net, ("spice",))
+    if problem:
+        raise InputError(f"{what} {net!r} {problem}")
+    return net
+
+
+def _check_name(name: str, kind: str) -> None:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InputError(f"{kind} name {name!r} is not valid: letters, digits and '_' only "
+                         "(1-64 characters; the printer adds the SPICE type letter)")
+
+
+def _check_nets(element) -> None:
+    for net in element.nets:
+        check_net(net, f"net of {type(element).__name__} {element.name}")
+
+
+def _number(value: float, what: str, *, positive: bool = False,
+            nonnegative: bool = False) -> str:
+    from .spice import validate  # validate imports nothing of ours but names and format
+
+    return validate.number(value, what, positive=positive, nonnegative=nonnegative)
+
+
+def _lines(lines: list[str]) -> list[tuple[str | None, str]]:
+    return [(None, line) for line in lines]
+
+
+def wrap_line(line: str, width: int = 100) -> list[str]:
+    """Split a long deck line on spaces into ``+`` continuations."""
+    if len(line) <= width:
+        return [line]
+    words, out, cur = line.split(" "), [], ""
+    for w in words:
+        if cur and len(cur) + 1 + len(w) > width:
+            out.append(cur)
+            cur = "+ " + w
+        else:
+            cur = f"{cur} {w}" if cur else w
+    out.append(cur)
+    return out
+
+
+@dataclass(frozen=True)
+class CellModel:
+    """How cells are rendered: the subcircuit library (``subckt``) or the compiled
+    Verilog-A (``osdi``); ``name`` is the subcircuit/module name."""
+
+    kind: str = "subckt"
+    name: str = "rram"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("subckt", "osdi"):
+            raise InputError(f"cell model kind {self.kind!r} is not one of subckt, osdi")
+        check_net(self.name, "cell model name")
+
+
+# Elements ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Resistor:
+    name: str
+    a: str
+    b: str
+    ohms: float
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "resistor")
+        _check_nets(self)
+        _number(self.ohms, f"resistance of R{self.name} (Ohm)", positive=True)
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        return [(None, f"R{self.name} {self.a} {self.b} {_number(self.ohms, 'resistance')}")]
+
+
+@dataclass(frozen=True)
+class Capacitor:
+    name: str
+    a: str
+    b: str
+    farads: float
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "capacitor")
+        _check_nets(self)
+        _number(self.farads, f"capacitance of C{self.name} (F)", positive=True)
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        return [(None, f"C{self.name} {self.a} {self.b} {_number(self.farads, 'capacitance')}")]
+
+
+@dataclass(frozen=True)
+class VSource:
+    """An independent voltage source ``p``-``n``: ``dc`` (V), or a PWL waveform
+    ``pwl`` = ((t, v), ...) (s, V); the DC engines use ``dc``."""
+
+    name: str
+    p: str
+    n: str
+    dc: float = 0.0
+    pwl: tuple[tuple[float, float], ...] | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "voltage source")
+        _check_nets(self)
+        _number(self.dc, f"voltage of V{self.name}")
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.p, self.n)
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        if self.pwl is not None:
+            pts = " ".join(f"{_number(t, 'stimulus time')} {_number(v, 'stimulus value')}"
+                           for t, v in self.pwl)
+            return _lines(wrap_line(f"V{self.name} {self.p} {self.n} PWL({pts})"))
+        value = "0" if self.dc == 0 else _number(self.dc, "voltage")
+        return [(None, f"V{self.name} {self.p} {self.n} {value}")]
+
+
+@dataclass(frozen=True)
+class Behavioural:
+    """A current ``a → b`` given as an IR expression (:mod:`rram.expr`) of node
+    voltages ``n_<net>`` and numbers only; printed as a B-source."""
+
+    name: str
+    a: str
+    b: str
+    current: Expr
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "behavioural source")
+        _check_nets(self)
+        for s in symbols([self.current]):
+            if not s.startswith("n_"):
+                raise InputError(f"B{self.name}: the expression uses {s!r}, which is not a "
+                                 "node voltage (bind parameters to numbers first)")
+            check_net(s[2:], f"node of B{self.name}")
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        return tuple(sorted(s[2:] for s in symbols([self.current])))
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        from .printers.base import _render
+        from .printers.spice_printer import SPICE
+
+        return [(None, f"B{self.name} {self.a} {self.b} I = "
+                 + _render(self.current, SPICE, {}, True)[0])]
+
+
+@dataclass(frozen=True)
+class Nmos:
+    """A square-law NMOS (SPICE level 1, λ = 0, no junctions): β = ``kp``·``wl``
+    (A/V²), threshold ``vto`` (V); bulk tied to the source; ``model`` names its card."""
+
+    name: str
+    d: str
+    g: str
+    s: str
+    kp: float
+    wl: float
+    vto: float
+    model: str = "nch"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "transistor")
+        _check_nets(self)
+        check_net(self.model, f"model name of M{self.name}")
+        _number(self.kp, "kp", positive=True)
+        _number(self.wl, "W/L", positive=True)
+        _number(self.vto, "vto")
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.d, self.g, self.s)
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        # is=0: no bulk junctions, so a RESET that pulls the drain below the grounded
+        # bulk does not forward-bias a diode the engine's square law does not have
+        card = (f".model {self.model} nmos level=1 vto={_number(self.vto, 'vto')} "
+                f"kp={_number(self.kp, 'kp')} lambda=0 is=0")
+        line = (f"M{self.name} {self.d} {self.g} {self.s} {self.s} {self.model} "
+                f"W={_number(self.wl, 'W/L')}u L=1u")
+        return [(None, line), (self.model, card)]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One RRAM cell ``te``-``be`` with its card; ``frozen`` holds its state at the
+    card's ``x0``/``w0``.  ``model`` names the OSDI ``.model`` card of its model
+    parameters (cells with equal model parameters may share one)."""
+
+    name: str
+    te: str
+    be: str
+    card: Card
+    frozen: bool = False
+    model: str = "rrmod"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "cell")
+        _check_nets(self)
+        check_net(self.model, f"model name of cell {self.name}")
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        return (self.te, self.be)
+
+    def instance_name(self, model: CellModel) -> str:
+        return ("X" if model.kind == "subckt" else "N") + self.name
+
+    def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
+        from .card import PARAMETERS
+
+        vals = {p.name: _number(self.card.values[p.name], f"card {p.name}")
+                for p in PARAMETERS}
+        inst = [p.name for p in PARAMETERS if p.kind == "instance"]
+        ports = f"{self.te} {self.be}" + (" 0 0" if self.frozen else "")
+        head = f"{self.instance_name(model)} {ports}"
+        if model.kind == "subckt":
+            return _lines(wrap_line(f"{head} {model.name} " + " ".join(
+                f"{k}={v}" for k, v in vals.items())))
+        card = "\n".join(wrap_line(f".model {self.model} {model.name} " + " ".join(
+            f"{k}={v}" for k, v in vals.items() if k not in inst)))
+        return [(self.model, card), *_lines(wrap_line(f"{head} {self.model} " + " ".join(
+            f"{k}={vals[k]}" for k in inst)))]
+
+
+Element = Resistor | Capacitor | VSource | Behavioural | Nmos | Cell
+
+
+@dataclass(frozen=True)
+class Netlist:
+    """Elements between nets; every element name is unique within its SPICE type."""
+
+    elements: tuple[Element, ...]
+    title: str = "rram circuit"
+    meta: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if any(c in self.title for c in "\n\r"):
+            raise InputError("the title must be one line")
+        seen: set[str] = set()
+        for e in self.elements:
+            for net in e.nets:
+                check_net(net, f"net of {type(e).__name__} {e.name}")
+            key = _LETTER[type(e)] + e.name.lower()
+            if key in seen:
+                raise InputError(f"two elements named {key!r}")
+            seen.add(key)
+
+    @property
+    def nets(self) -> tuple[str, ...]:
+        """Every net but ground, in order of first use."""
+        out: dict[str, None] = {}
+        for e in self.elements:
+            for net in (*e.nets, *getattr(e, "controls", ())):
+                if net != GROUND:
+                    out.setdefault(net, None)
+        return tuple(out)
+
+    def of_type(self, kind: type) -> tuple:
+        return tuple(e for e in self.elements if isinstance(e, kind))
+
+    def spice_lines(self, model: CellModel = CellModel()) -> list[str]:
+        """The elements as deck lines; each ``.model`` card is written once, where its
+        first user puts it (two different cards under one name are refused)."""
+        return element_lines(self.elements, model)
+
+
+_LETTER = {Resistor: "r", Capacitor: "c", VSource: "v", Behavioural: "b", Nmos: "m",
+           Cell: "x"}
+
+
+def element_lines(elements: Iterable[Element], model: CellModel) -> list[str]:
+    cards: dict[str, str] = {}
+    out: list[str] = []
+    for e in elements:
+        for name, text in e.spice(model):
+            if name is not None:
+                if name in cards:
+                    if cards[name] != text:
+                        raise InputError(f"two different .model cards named {name!r}")
+                    continue
+                cards[name] = text
+            out += text.split("\n")
+    return out
+
+
+def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Sequence[str],
+         save: Sequence[str] = ()) -> str:
+    """A complete deck: title, ``header`` (options, includes), elements, ``analysis``
+    lines, ``.save`` of ``save`` and ``.end``."""
+    out = [f"* {netlist.title}", *(f"* {k}: {v}" for k, v in netlist.meta), *header]
+    if netlist.of_type(Behavioural):
+        from .printers.spice_printer import HELPERS  # the IR's smooth functions
+
+        out += HELPERS
+    out += netlist.spice_lines(model)
+    out += list(analysis)
+    if save:
+        out += wrap_line(".save " + " ".join(save))
+    out.append(".end")
+    return "\n".join(out) + "\n"
+
+
+__all__ = ["GROUND", "Behavioural", "Capacitor", "Cell", "CellModel", "Element", "Netlist",
+           "Nmos", "Resistor", "VSource", "check_net", "deck", "element_lines", "wrap_line"]

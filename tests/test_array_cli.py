@@ -1,0 +1,67 @@
+"""``rram array``: the commands write what they say and refuse bad input in one line."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rram.cli import main
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+    return lambda *args: runner.invoke(main, list(args), catch_exceptions=False)
+
+
+def test_read_writes_every_cell(run, tmp_path):
+    out, png = tmp_path / "read.csv", tmp_path / "read.png"
+    r = run("array", "read", "--rows", "6", "--cols", "5", "--pattern", "checkerboard",
+            "--r-sense", "100", "--out", str(out), "--plot", str(png))
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    df = pd.read_csv(out)
+    assert len(df) == 30 and list(df.columns) == ["row", "col", "v_cell_V", "i_cell_A",
+                                                  "line_drop_V"]
+    assert (df.line_drop_V > 0).all() and (df.v_cell_V < 0.2).all()
+
+
+def test_netlist_is_deterministic(run, tmp_path):
+    a, b = tmp_path / "a.cir", tmp_path / "b.cir"
+    for out in (a, b):
+        r = run("array", "netlist", "--topology", "1t1r", "--rows", "3", "--cols", "3",
+                "--variation", "default", "--seed", "4", "--out", str(out))
+        assert r.exit_code == 0, r.output
+    assert a.read_text() == b.read_text()
+    assert a.read_text().rstrip().endswith(".end")
+
+
+def test_vmm_reports_the_error_against_the_ideal_product(run, tmp_path):
+    out = tmp_path / "vmm.csv"
+    r = run("array", "vmm", "--rows", "16", "--cols", "8", "--vectors", "3", "--rho", "2e-7",
+            "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "relative error against the ideal product" in r.output
+    df = pd.read_csv(out)
+    assert len(df) == 24 and (df.output_A < df.ideal_A).all()
+
+
+def test_margin_prints_the_worst_case(run):
+    r = run("array", "margin", "--rows", "8", "--cols", "8")
+    assert r.exit_code == 0, r.output
+    assert "margin 0.21" in r.output  # 0.2139 on the default card
+
+
+@pytest.mark.parametrize("args,message", [
+    (["read", "--rows", "0"], "rows = 0 is out of range: valid is [1, 4096]"),
+    (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),
+    (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
+    (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
+    (["read", "--variation", "missing.json"], "--variation 'missing.json'"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message):
+    r = CliRunner().invoke(main, ["array", *args])
+    assert r.exit_code == 2
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
