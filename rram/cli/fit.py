@@ -57,8 +57,9 @@ def holdout_option(reported: str):
 @holdout_option("the fitted card's errors")
 @click.option("--starts", type=click.IntRange(0, 1000), default=0, show_default=True,
               help="Screen this many starts spread over the recipe's bounds (plus the "
-                   "given and the documented card) and fit from the best two: a result "
-                   "that does not depend on the start, at about twice the time.")
+                   "documented card; the fitted values of --card are not used) and fit "
+                   "from the best two: a result that does not depend on the start, at "
+                   "about twice the time.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
         voltage_column, current_column, out, plot, holdout, starts) -> None:

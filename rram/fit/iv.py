@@ -244,7 +244,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if starts > 0:
         from .multistart import best_indices, candidate_cards
 
-        cands = candidate_cards(card, recipe, starts)
+        cands = candidate_cards(card, recipe, starts) or [card]  # none may satisfy the card
         scores = _screen(loop, recipe, cands, options)
         picked = best_indices(scores, keep)
         if log:

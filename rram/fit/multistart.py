@@ -2,10 +2,11 @@
 
 A staged least-squares fit finds the minimum of the basin it starts in.  With
 ``starts = n`` the fit screens n starts spread over the recipe's bounds (a Latin
-hypercube from a fixed seed: the same for every run), plus the user's start and the
-documented card, by one batched simulation each, and runs the staged fit from the
-``keep`` best of them; the lowest RMS wins.  Since the screened set is the same whatever
-the user's start, so, mostly, is the result.
+hypercube from a fixed seed: the same for every run) and the documented card, by one
+batched simulation each, and runs the staged fit from the ``keep`` best of them; the
+lowest RMS wins.  The user's start is not among them (a good start would otherwise win
+the screen and lead to its own minimum): the screened set, and so the result, is the
+same whatever the start.
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ def fitted_names(recipe: Recipe) -> tuple[str, ...]:
 
 
 def candidate_cards(card: Card, recipe: Recipe, n: int) -> list[Card]:
-    """``card``, the documented card (with ``card``'s polarity and non-fitted values)
-    and ``n`` Latin-hypercube starts within the recipe's bounds (log-uniform for
-    parameters fitted as log₁₀); draws that break a card constraint are skipped."""
+    """The documented card and ``n`` Latin-hypercube starts within the recipe's bounds
+    (log-uniform for parameters fitted as log₁₀), each with ``card``'s polarity and
+    non-fitted values; draws that break a card constraint are skipped."""
     from scipy.stats import qmc
 
     names = fitted_names(recipe)
     documented = default_card()
-    out = [card]
+    out = []
     with contextlib.suppress(CardError):  # the card's constraints may exclude it
         out.append(card.replace(**{k: documented[k] for k in names}))
     lo, hi = [], []
