@@ -208,26 +208,24 @@ def build_model() -> Model:
 #: The staged loop fit (see :func:`rram.fit.recipe.default_recipe`):
 #:
 #: 1. ``conduction``: the gap's hopping conduction and the initial state, on the HRS;
-#: 2. ``kinetics``: SET (``ea``, ``alpha``), RESET onset (``ei``) and progress (``eh``),
-#:    on all points plus V_set/V_reset;
-#: 3. ``thermal``: all of the above with the heating ``kth``.
+#: 2. ``lrs``: the compliance-limited LRS (lateral-growth field ``alphaw``, the CF/gap
+#:    split ``rho0``, the contact), on the LRS;
+#: 3. ``kinetics``: SET (``ea``, ``alpha``), RESET onset (``ei``, ``ri``) and progress
+#:    (``eh``, ``alphah``), the time scale ``f0``, on all points plus V_set/V_reset;
+#: 4. ``thermal``: all of the above with the heating ``kth``.
 #:
-#: One DC loop at one rate determines combinations only, so the parameters that only
-#: trade against others stay at their documented values: the attempt frequency ``f0``
-#: (against ``ea``: one rate fixes ea − kT·ln f0), the field factor ``ri`` (against
-#: ``ei``, r ≈ 0.96), the hopping prefactor ``j0`` (against ``xt`` and ``x0``), the CF
-#: resistivity ``rho0`` and the contact ``rtop`` (against each other and ``w0``: the
-#: compliance sets R_LRS), the growth and hopping field lengths ``alphaw`` and
-#: ``alphah``.  Fitted, they had relative errors of 50–5300 % and landed wherever the
-#: fit's path stopped, so the identified values moved by 10–20 % when the integrator's
-#: tolerances were halved; without them they move by < 3 %.  A recipe may still fit
-#: them (the identification then fixes what the loop does not determine).
+#: The contact resistance is bounded to 300 Ω: a loop cannot tell it from the CF, and a
+#: contact larger than a device's lowest LRS would forbid the LRS spread a variation fit
+#: must reproduce.
 CALIBRATION = Calibration(
     stages=(
-        CalibrationStage("conduction", ("xt", "vt", "x0", "w0"), "hrs", 0.0, 25),
-        CalibrationStage("kinetics", ("ea", "alpha", "ei", "eh"), "all", 1.0, 40),
-        CalibrationStage("thermal", ("ea", "alpha", "ei", "eh", "xt", "vt", "x0", "w0",
-                                     "kth"), "all", 1.0, 20),
+        CalibrationStage("conduction", ("j0", "xt", "vt", "x0", "w0"), "hrs", 0.0, 25),
+        CalibrationStage("lrs", ("alphaw", "rho0", "rtop"), "lrs", 0.0, 15),
+        CalibrationStage("kinetics", ("ea", "alpha", "ei", "ri", "eh", "alphah", "f0",
+                                      "alphaw"), "all", 1.0, 40),
+        CalibrationStage("thermal", ("ea", "alpha", "alphaw", "ei", "ri", "eh", "alphah",
+                                     "j0", "xt", "vt", "rho0", "x0", "w0", "f0", "kth",
+                                     "rtop"), "all", 1.0, 20),
     ),
     log_parameters=("j0", "rho0", "f0", "rtop", "kth"),
     bounds=(("x0", 0.2e-9, 3.5e-9), ("w0", 0.1e-9, 20e-9), ("rtop", 1.0, 300.0),
