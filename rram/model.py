@@ -217,8 +217,10 @@ def build_model() -> Model:
     # A Newton iterate of such a node is a linearisation that may leave the range its
     # expression guarantees, so every consumer stays finite for any value: the rates
     # are capped, the rest are products, sums and divisions by kT (ngspice pads
-    # divisors by gmin).  Lifting the soft floors of the clips, or the capped rates,
-    # measured slower or less robust (timestep too small at the abrupt SET).
+    # divisors by gmin).  Each lift changes ngspice's Newton path through the abrupt SET:
+    # this set runs every generated testbench deck at the default card; adding the
+    # Joule power, the soft floors of the clips or the capped rates did not (timestep
+    # too small at the SET or the RESET), so they stay written in place.
     aux_nodes = (
         AuxNode("x_nm", "nm", offset=-1.0),
         AuxNode("w_nm", "nm"),
@@ -232,7 +234,6 @@ def build_model() -> Model:
         AuxNode("ln_rate_release", "ln(m/s)", offset=100.0),
         AuxNode("ln_rate_hop", "ln(m/s)", offset=100.0),
         AuxNode("gap_opening", "nm/s", scale=eq.NM),
-        AuxNode("power", "uW", scale=1e-6),
     )
     return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
                  CALIBRATION)
