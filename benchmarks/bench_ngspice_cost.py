@@ -5,7 +5,8 @@ the rendering of commit 61f1ca6 (issue 16's baseline) in a many-cell deck.
    :func:`rram.spice.simulate_spice`, subcircuit and OSDI build on the same cards
    (within ±1σ of the default variation): device-loops/s and their ratio.  Then the
    default-card deck once per model in ``ngspice -b`` with ``.options acct``: Newton
-   iterations, time points, load time per iteration.
+   iterations, time points, load time per iteration; also the subcircuit and deck of the
+   baseline commit (its own default card).
 2. ``--cells`` cells (default 100) in one OSDI deck, each behind its own 10 kΩ from one
    source: the current Verilog-A against ``git show 61f1ca6:netlists/veriloga/rram.va``,
    both at their own default cards with the variation offsets (dea, deh, dei, kw, fw)
@@ -52,6 +53,12 @@ def run_deck(text: str, workdir: Path) -> dict[str, float]:
     return stats
 
 
+def _show(path: str) -> str:
+    """A committed file as the baseline commit has it."""
+    return subprocess.run(["git", "show", f"{BASELINE}:{path}"], capture_output=True,
+                          text=True, check=True, cwd=Path(__file__).parent).stdout
+
+
 def osdi_deck(osdi: Path, cells: list[dict[str, float]]) -> str:
     lines = ["* OSDI cost deck", OPTIONS + " klu num_threads=1", ".control",
              f"pre_osdi {osdi}", "set num_threads=1", ".endc", f"Vbl bl 0 {LOOP_PWL}",
@@ -89,13 +96,20 @@ def default_decks(workdir: Path) -> None:
 
     refs = {"osdi": ModelRef("osdi", str(models.osdi_module())),
             "subckt": ModelRef("subckt", str(models.subckt_library()))}
-    for name, ref in refs.items():
-        text = decks.build("dc-loop", model=ref).render()
+    texts = {name: decks.build("dc-loop", model=ref).render() for name, ref in refs.items()}
+    # the subcircuit as the baseline rendered it (its own card, the same loop)
+    old = workdir / BASELINE
+    (old / "ngspice").mkdir(parents=True, exist_ok=True)
+    (old / "ngspice" / "rram.lib").write_text(_show("netlists/ngspice/rram.lib"))
+    texts[f"subckt@{BASELINE}"] = _show("netlists/testbenches/dc-loop.cir").replace(
+        "../ngspice/rram.lib", str(old / "ngspice" / "rram.lib"))
+    for name, text in texts.items():
         text = re.sub(r"^\.options (.*)$", r".options \1 acct", text, flags=re.M)
         text = re.sub(r"^\.save .*$", ".print tran v(te)", text, flags=re.M)
+        text = re.sub(r"^\.print tran v\(bl\).*$", "", text, flags=re.M)
         s = run_deck(text, workdir)
         per_iteration = s["load_s"] / s["iterations"] * 1e6
-        print(f"  {name:7s} {s['iterations']:6.0f} Newton iterations, {s['timepoints']:4.0f} "
+        print(f"  {name:15s} {s['iterations']:6.0f} Newton iterations, {s['timepoints']:4.0f} "
               f"time points, {s['analysis_s']:6.3f} s, load {per_iteration:6.1f} us/iteration",
               flush=True)
 
@@ -104,10 +118,8 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
     from rram.spice import models
     from rram.variation import corner_cards, default_variation
 
-    old_va = workdir / "rram_61f1ca6.va"
-    old_va.write_text(subprocess.run(
-        ["git", "show", f"{BASELINE}:netlists/veriloga/rram.va"], capture_output=True,
-        text=True, check=True, cwd=Path(__file__).parent).stdout)
+    old_va = workdir / f"rram_{BASELINE}.va"
+    old_va.write_text(_show("netlists/veriloga/rram.va"))
     builds = {BASELINE: models.compile_osdi(old_va), "current": models.osdi_module()}
     offsets = ("dea", "deh", "dei", "kw", "fw")
     cards = corner_cards(default_variation(), n, seed=7, width=1.0)
