@@ -135,7 +135,8 @@ def device_flows(nodes, p):
     ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t19)
     rate_release = safe_exp(ln_rate_release_capped)
     t21 = v_gap*v_gap
-    hop_drive = np.sqrt(zion*alphah*(t21/np.sqrt(t21 + t18))/(x_field*kt)*(zion*alphah*(t21/np.sqrt(t21 + t18))/(x_field*kt)) + 1e-06)
+    hop_field = zion*alphah*(t21/np.sqrt(t21 + t18))/(x_field*kt)
+    hop_drive = np.sqrt(hop_field*hop_field + 1e-06)
     ln_rate_hop = ln_af - (eh + deh)/kt + np.log(0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive)))
     ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t19)
     rate_hop = safe_exp(ln_rate_hop_capped)
@@ -266,7 +267,8 @@ def device_outputs(nodes, p):
     ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t12)
     rate_release = safe_exp(ln_rate_release_capped)
     t14 = v_gap*v_gap
-    hop_drive = np.sqrt(zion*alphah*(t14/np.sqrt(t14 + t11))/(x_field*kt)*(zion*alphah*(t14/np.sqrt(t14 + t11))/(x_field*kt)) + 1e-06)
+    hop_field = zion*alphah*(t14/np.sqrt(t14 + t11))/(x_field*kt)
+    hop_drive = np.sqrt(hop_field*hop_field + 1e-06)
     ln_rate_hop = ln_af - (eh + deh)/kt + np.log(0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive)))
     ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t12)
     rate_hop = safe_exp(ln_rate_hop_capped)
@@ -453,7 +455,8 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     t64 = t62/t63
     t65 = x_field*kt
     t66 = t61*t64/t65
-    t67 = np.sqrt(t66*t66 + 1e-06)
+    hop_field = t66
+    t67 = np.sqrt(hop_field*hop_field + 1e-06)
     hop_drive = t67
     t68 = 0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive))
     ln_rate_hop = ln_af - t60 + np.log(t68)
@@ -555,7 +558,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     t150 = -t148 - t149
     t151 = 0.5/t63
     t152 = t61*(t150/t63 - t64*(t151*t150/t63))/t65
-    t153 = t147*(t152*t66 + t66*t152)
+    t153 = t147*(t152*hop_field + hop_field*t152)
     t154 = np.exp(np.minimum(-hop_drive, 40.0))
     t155 = t145*(0.5*(t146*t153 + t154*t153))
     t156 = 0.5*(1.0 + np.tanh(0.5*t69))
@@ -564,7 +567,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     t159 = t139*(-t140 + t142)
     t160 = t148 + t149
     t161 = t61*(t160/t63 - t64*(t151*t160/t63))/t65
-    t162 = t147*(t161*t66 + t66*t161)
+    t162 = t147*(t161*hop_field + hop_field*t161)
     t163 = t145*(0.5*(t146*t162 + t154*t162))
     t164 = t144*(t163 - t156*t163)
     t165 = p_reset*((t159*rate_hop + rate_release*t164)/t70 - t71*((t159 + t164)/t70))*t74
@@ -572,7 +575,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     t167 = t47*(t166/x_field)/kt
     t168 = 0.5*(t105/xbound)
     t169 = t66*(t166*kt/t65)
-    t170 = t147*(-(t169*t66) - t66*t169)
+    t170 = t147*(-(t169*hop_field) - hop_field*t169)
     t171 = t145*(0.5*(t146*t170 + t154*t170))
     t172 = t144*(t171 - t156*t171)
     t173 = p_reset*(rate_release*t172/t70 - t71*(t172/t70))*t74 - t72*(0.5*((1.0 - t73*t73)*t168))
@@ -583,7 +586,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     t178 = t58*t176
     t179 = t139*(t178 - t141*t178)
     t180 = t66*(x_field*t175/t65)
-    t181 = t147*(-(t180*t66) - t66*t180)
+    t181 = t147*(-(t180*hop_field) - hop_field*t180)
     t182 = t60*t176 + t145*(0.5*(t146*t181 + t154*t181))
     t183 = t144*(t182 - t156*t182)
     t184 = p_reset*((t179*rate_hop + rate_release*t183)/t70 - t71*((t179 + t183)/t70))*t74
@@ -779,7 +782,8 @@ def resistor_residual(y, u, p, F):
     ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t23)
     rate_release = safe_exp(ln_rate_release_capped)
     t25 = v_gap*v_gap
-    hop_drive = np.sqrt(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)*(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)) + 1e-06)
+    hop_field = zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)
+    hop_drive = np.sqrt(hop_field*hop_field + 1e-06)
     ln_rate_hop = ln_af - (eh + deh)/kt + np.log(0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive)))
     ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t23)
     rate_hop = safe_exp(ln_rate_hop_capped)
@@ -1039,7 +1043,8 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     t65 = t63/t64
     t66 = x_field*kt
     t67 = t62*t65/t66
-    t68 = np.sqrt(t67*t67 + 1e-06)
+    hop_field = t67
+    t68 = np.sqrt(hop_field*hop_field + 1e-06)
     hop_drive = t68
     t69 = 0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive))
     ln_rate_hop = ln_af - t61 + np.log(t69)
@@ -1141,7 +1146,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     t151 = -t149 - t150
     t152 = 0.5/t64
     t153 = t62*(t151/t64 - t65*(t152*t151/t64))/t66
-    t154 = t148*(t153*t67 + t67*t153)
+    t154 = t148*(t153*hop_field + hop_field*t153)
     t155 = np.exp(np.minimum(-hop_drive, 40.0))
     t156 = t146*(0.5*(t147*t154 + t155*t154))
     t157 = 0.5*(1.0 + np.tanh(0.5*t70))
@@ -1150,7 +1155,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     t160 = t140*(-t141 + t143)
     t161 = t149 + t150
     t162 = t62*(t161/t64 - t65*(t152*t161/t64))/t66
-    t163 = t148*(t162*t67 + t67*t162)
+    t163 = t148*(t162*hop_field + hop_field*t162)
     t164 = t146*(0.5*(t147*t163 + t155*t163))
     t165 = t145*(t164 - t157*t164)
     t166 = p_reset*((t160*rate_hop + rate_release*t165)/t71 - t72*((t160 + t165)/t71))*t75
@@ -1158,7 +1163,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     t168 = t48*(t167/x_field)/kt
     t169 = 0.5*(t106/xbound)
     t170 = t67*(t167*kt/t66)
-    t171 = t148*(-(t170*t67) - t67*t170)
+    t171 = t148*(-(t170*hop_field) - hop_field*t170)
     t172 = t146*(0.5*(t147*t171 + t155*t171))
     t173 = t145*(t172 - t157*t172)
     t174 = p_reset*(rate_release*t173/t71 - t72*(t173/t71))*t75 - t73*(0.5*((1.0 - t74*t74)*t169))
@@ -1169,7 +1174,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     t179 = t59*t177
     t180 = t140*(t179 - t142*t179)
     t181 = t67*(x_field*t176/t66)
-    t182 = t148*(-(t181*t67) - t67*t181)
+    t182 = t148*(-(t181*hop_field) - hop_field*t181)
     t183 = t61*t177 + t146*(0.5*(t147*t182 + t155*t182))
     t184 = t145*(t183 - t157*t183)
     t185 = p_reset*((t180*rate_hop + rate_release*t184)/t71 - t72*((t180 + t184)/t71))*t75
@@ -1365,7 +1370,8 @@ def compliance_residual(y, u, p, F):
     ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t23)
     rate_release = safe_exp(ln_rate_release_capped)
     t25 = v_gap*v_gap
-    hop_drive = np.sqrt(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)*(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)) + 1e-06)
+    hop_field = zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)
+    hop_drive = np.sqrt(hop_field*hop_field + 1e-06)
     ln_rate_hop = ln_af - (eh + deh)/kt + np.log(0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive)))
     ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t23)
     rate_hop = safe_exp(ln_rate_hop_capped)
@@ -1626,7 +1632,8 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     t66 = t64/t65
     t67 = x_field*kt
     t68 = t63*t66/t67
-    t69 = np.sqrt(t68*t68 + 1e-06)
+    hop_field = t68
+    t69 = np.sqrt(hop_field*hop_field + 1e-06)
     hop_drive = t69
     t70 = 0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive))
     ln_rate_hop = ln_af - t62 + np.log(t70)
@@ -1728,7 +1735,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     t152 = -t150 - t151
     t153 = 0.5/t65
     t154 = t63*(t152/t65 - t66*(t153*t152/t65))/t67
-    t155 = t149*(t154*t68 + t68*t154)
+    t155 = t149*(t154*hop_field + hop_field*t154)
     t156 = np.exp(np.minimum(-hop_drive, 40.0))
     t157 = t147*(0.5*(t148*t155 + t156*t155))
     t158 = 0.5*(1.0 + np.tanh(0.5*t71))
@@ -1737,7 +1744,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     t161 = t141*(-t142 + t144)
     t162 = t150 + t151
     t163 = t63*(t162/t65 - t66*(t153*t162/t65))/t67
-    t164 = t149*(t163*t68 + t68*t163)
+    t164 = t149*(t163*hop_field + hop_field*t163)
     t165 = t147*(0.5*(t148*t164 + t156*t164))
     t166 = t146*(t165 - t158*t165)
     t167 = p_reset*((t161*rate_hop + rate_release*t166)/t72 - t73*((t161 + t166)/t72))*t76
@@ -1745,7 +1752,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     t169 = t49*(t168/x_field)/kt
     t170 = 0.5*(t107/xbound)
     t171 = t68*(t168*kt/t67)
-    t172 = t149*(-(t171*t68) - t68*t171)
+    t172 = t149*(-(t171*hop_field) - hop_field*t171)
     t173 = t147*(0.5*(t148*t172 + t156*t172))
     t174 = t146*(t173 - t158*t173)
     t175 = p_reset*(rate_release*t174/t72 - t73*(t174/t72))*t76 - t74*(0.5*((1.0 - t75*t75)*t170))
@@ -1756,7 +1763,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     t180 = t60*t178
     t181 = t141*(t180 - t143*t180)
     t182 = t68*(x_field*t177/t67)
-    t183 = t149*(-(t182*t68) - t68*t182)
+    t183 = t149*(-(t182*hop_field) - hop_field*t182)
     t184 = t62*t178 + t147*(0.5*(t148*t183 + t156*t183))
     t185 = t146*(t184 - t158*t184)
     t186 = p_reset*((t181*rate_hop + rate_release*t185)/t72 - t73*((t181 + t185)/t72))*t76
@@ -1952,7 +1959,8 @@ def one_t_one_r_residual(y, u, p, F):
     ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t23)
     rate_release = safe_exp(ln_rate_release_capped)
     t25 = v_gap*v_gap
-    hop_drive = np.sqrt(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)*(zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)) + 1e-06)
+    hop_field = zion*alphah*(t25/np.sqrt(t25 + t22))/(x_field*kt)
+    hop_drive = np.sqrt(hop_field*hop_field + 1e-06)
     ln_rate_hop = ln_af - (eh + deh)/kt + np.log(0.5*(safe_exp(hop_drive) - safe_exp(-hop_drive)))
     ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t23)
     rate_hop = safe_exp(ln_rate_hop_capped)

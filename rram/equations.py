@@ -313,9 +313,9 @@ def kinetics(s: State, c: Conduction, kt: Expr, p_set: Expr, p_reset: Expr) -> K
     rate_release = capped_rate("ln_rate_release", ln_rate_release)
     # sinh(y) with y floored at HOP_FLOOR (√(y² + y₀²)): ln sinh stays finite at zero
     # drive, where P₋ = 0 anyway; the rate there is a·f·e^(−E_h/kT)·1e-3.
-    hop_drive = let("hop_drive", sqrt(
-        (P.zion * P.alphah * smooth_abs0(s.v_gap, P.vs) / (x_field * kt)) ** 2
-        + HOP_FLOOR * HOP_FLOOR))
+    hop_field = let("hop_field",
+                    P.zion * P.alphah * smooth_abs0(s.v_gap, P.vs) / (x_field * kt))
+    hop_drive = let("hop_drive", sqrt(hop_field ** 2 + HOP_FLOOR * HOP_FLOOR))
     ln_rate_hop = let(
         "ln_rate_hop",
         ln_af - (P.eh + P.deh) / kt + ln(0.5 * (safe_exp(hop_drive) - safe_exp(-hop_drive))),

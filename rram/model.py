@@ -58,6 +58,23 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class AuxNode:
+    """An intermediate (``let`` name) a SPICE rendering carries on a node of its own.
+
+    The node holds ``value/scale − offset``.  SPICE converges a node voltage to
+    reltol·|v| + vntol: the scale makes vntol (1 µV) a small amount of the quantity, and
+    the offset keeps a node that must converge relatively away from 0 V.  A log-rate
+    crosses 0 (1 m/s) in the SET runaway, where Newton cannot meet vntol while the rates
+    run away; it stays below +100 for any state a simulator accepts, so an offset of 100
+    keeps its node negative, at a tolerance of ~1e-2 or more."""
+
+    name: str
+    unit: str
+    scale: float = 1.0
+    offset: float = 0.0
+
+
+@dataclass(frozen=True)
 class Output:
     """An operating-point output (Verilog-A ``OPP``-style), for monitoring."""
 
@@ -100,7 +117,7 @@ class Model:
     outputs: tuple[Output, ...]
     #: Intermediates (``let`` names) a SPICE rendering carries on auxiliary nodes of their
     #: own, with their units: shared by several branches, so no expression repeats them.
-    aux_nodes: tuple[tuple[str, str], ...] = ()
+    aux_nodes: tuple[AuxNode, ...] = ()
     #: Parameter groups (name, title), in the section order of generated files.
     groups: tuple[tuple[str, str], ...] = ()
     #: The default loop-fitting recipe (which parameter carries which feature).
@@ -195,11 +212,26 @@ def build_model() -> Model:
         Output("dwdt", k.dw_dt, "m/s", "width rate"),
     )
     check_symbols(branches, outputs, PARAMETERS, nodes)
+    # Intermediates on auxiliary nodes (rram/printers/spice_printer.py), each scaled to
+    # O(1): the polarity weights, the log-rates and what two branches share.  A node's
+    # Newton iterate is a linearisation of its expression, so it bypasses the guards
+    # inside it; every consumer stays finite for any value (the rates are capped, the
+    # rest are products and sums).  The guarded states x_nm, w_nm and t_safe stay in
+    # place: on nodes of their own they halved the cost per iteration, but a wild state
+    # iterate then reached every consumer unclipped and a quarter of the DC loops (8
+    # cards within 1 sigma, 10 kOhm and 1T1R) ended in "timestep too small" at the
+    # first attempt, none with them in place.  The Joule power, the capped rates and
+    # the soft floors of the clips on nodes broke generated decks in the same way.
     aux_nodes = (
-        ("ln_rate_vertical", "ln(m/s)"),
-        ("ln_rate_lateral", "ln(m/s)"),
-        ("ln_rate_release", "ln(m/s)"),
-        ("ln_rate_hop", "ln(m/s)"),
+        AuxNode("p_set", "1"),
+        AuxNode("p_reset", "1"),
+        AuxNode("g_cf", "uS", scale=1e-6),
+        AuxNode("hop_field", "1"),
+        AuxNode("ln_rate_vertical", "ln(m/s)", offset=100.0),
+        AuxNode("ln_rate_lateral", "ln(m/s)", offset=100.0),
+        AuxNode("ln_rate_release", "ln(m/s)", offset=100.0),
+        AuxNode("ln_rate_hop", "ln(m/s)", offset=100.0),
+        AuxNode("gap_opening", "nm/s", scale=eq.NM),
     )
     return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
                  CALIBRATION)

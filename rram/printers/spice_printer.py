@@ -2,23 +2,27 @@ r"""Render the model to an ngspice subcircuit (no Verilog-A needed).
 
 Every branch becomes a B-source (``I = flow``) and, where it has a charge, a capacitor;
 the states live on internal nodes held by those capacitors.  The intermediates listed in
-``Model.aux_nodes`` (the four log-rates) are placed on auxiliary nodes of their own, as
-a current into a 1 Ω resistor offset by :data:`AUX_OFFSET`, so that no expression is
-repeated inside another, which keeps the B-source expressions a few hundred operations
-long.  Parameter-only sub-expressions become ``.param`` lines (evaluated once per
-instance); the smooth building blocks are ``.func`` definitions inside the subcircuit.
+``Model.aux_nodes`` are placed on auxiliary nodes of their own, as a current into a 1 Ω
+resistor (scaled and offset, :class:`~rram.model.AuxNode`), and every expression refers
+to them by node.  Why: ngspice differentiates each B-source symbolically and evaluates
+the value and every derivative as separate trees, with no shared sub-expressions, so an
+intermediate written in place is evaluated again in every derivative of every branch
+that uses it.  On nodes of their own the expressions stay short: the model costs an
+order of magnitude less per Newton iteration than with the four log-rates alone.
+Parameter-only sub-expressions become ``.param`` lines (evaluated once per instance);
+the smooth building blocks are ``.func`` definitions inside the subcircuit.
 Selected lines of the output (the default card; long lines cut here)::
 
     >>> from rram.model import MODEL
     >>> lines = render_subckt(MODEL).splitlines()
     >>> keep = (".subckt", ".param ea_eff", ".func rr_safe_exp", "Rln_rate_hop", "Bbr_cf",
     ...         "Cbr_x", ".ends")
-    >>> print("\n".join(line[:64] for line in lines if line.startswith(keep)))
+    >>> print("\n".join(line[:64].rstrip() for line in lines if line.startswith(keep)))
     .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dea=0.0 deh=
     .param ea_eff = {ea + dea}
-    .func rr_safe_exp(arg) {exp(min(arg, 40.0))*(1 + max(arg - 40.0,
+    .func rr_safe_exp(arg) {((arg) < 40.0 ? exp(arg) : exp(40.0)*(1
     Rln_rate_hop ln_rate_hop 0 1
-    Bbr_cf ti tip I = polarity*(0.7853981633974483*(1e-09*(hp17 - hp
+    Bbr_cf ti tip I = polarity*(1e-06*v(g_cf)*(polarity*(v(ti) - v(b
     Cbr_x dgap 0 1.0
     .ends rram
 """
@@ -31,27 +35,24 @@ from dataclasses import dataclass
 from .. import names as reserved_names
 from ..errors import InputError
 from ..expr import EXP_LIMIT, ZERO, Expr, diff, neg, symbols, walk
-from ..model import GROUND, Model, node_symbol
+from ..model import GROUND, AuxNode, Model, node_symbol
 from ..params import Card
 from .base import Dialect, _render
 from .format import format_number, wrap_spice
-
-#: Auxiliary nodes hold their intermediate minus this offset.  SPICE converges a node
-#: voltage to reltol·|v| + vntol: a value crossing 0 (a log-rate near 1 m/s, in the SET
-#: runaway) would be held to vntol = 1 µV, which Newton cannot meet while the rates run
-#: away.  The log-rates stay below +100 (e^100 m/s) for any state a simulator accepts,
-#: so the offset keeps every auxiliary node negative, at a tolerance of ~1e-3 or more.
-AUX_OFFSET = 100.0
 
 #: Operations numparam evaluates in a ``.param`` expression (parameter-only
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
 PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "ln", "sqrt"})
 
+#: The smooth building blocks as ternaries, equal to the min/max forms of the other
+#: renderings bit for bit.  ngspice evaluates only the taken branch of a ternary and
+#: differentiates only the branches, so each call evaluates its argument once or twice
+#: (the min/max forms evaluate it three or four times, and again in every derivative).
 HELPERS = (
-    (".func rr_safe_exp(arg) {exp(min(arg, " + repr(EXP_LIMIT) + "))*(1 + max(arg - "
-     + repr(EXP_LIMIT) + ", 0))}"),
-    ".func rr_softplus(arg) {max(arg, 0) + ln(1 + exp(-abs(arg)))}",
-    ".func rr_pos_sq(arg) {max(arg, 0)*max(arg, 0)}",
+    (f".func rr_safe_exp(arg) {{((arg) < {EXP_LIMIT!r} ? exp(arg) : exp({EXP_LIMIT!r})"
+     f"*(1 + ((arg) - {EXP_LIMIT!r})))}}"),
+    ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ln(1 + exp(arg)))}",
+    ".func rr_pos_sq(arg) {((arg) > 0 ? (arg)*(arg) : 0)}",
 )
 
 
@@ -90,8 +91,25 @@ def linear_charge(charge: Expr, p: str, n: str) -> LinearCharge | None:
     return LinearCharge(p, n, c)
 
 
+def _aux_ref(a: AuxNode) -> str:
+    """The intermediate's value from its node: scale·(v + offset)."""
+    ref = f"v({a.name})"
+    if a.offset:
+        ref = f"({ref} {'+' if a.offset > 0 else '-'} {format_number(abs(a.offset))})"
+    return ref if a.scale == 1.0 else f"{format_number(a.scale)}*{ref}"
+
+
+def _aux_current(a: AuxNode, expr: str) -> str:
+    """The current into the node's 1-ohm resistor: value/scale − offset."""
+    if a.scale != 1.0:
+        expr = f"({expr})/{format_number(a.scale)}"
+    if a.offset:
+        expr += f" {'-' if a.offset > 0 else '+'} {format_number(abs(a.offset))}"
+    return expr
+
+
 def _aux_lets(model: Model) -> dict[str, Expr]:
-    wanted = dict(model.aux_nodes)
+    wanted = {a.name for a in model.aux_nodes}
     found: dict[str, Expr] = {}
     for node in walk([b.flow for b in model.branches]):
         if node.op == "let" and node.name in wanted:
@@ -167,10 +185,10 @@ def render_subckt(
     taken = set(model.parameter_names) | set(model.node_names) | set(aux) | {"0"}
     hoisted = _hoist(roots, set(model.parameter_names), taken)
     names = {id(node): hname for hname, node in hoisted}
-    names.update({id(node): f"(v({aux_name}) + {AUX_OFFSET:g})"
-                  for aux_name, node in aux.items()})
+    spec = {a.name: a for a in model.aux_nodes}
+    names.update({id(node): _aux_ref(spec[aux_name]) for aux_name, node in aux.items()})
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
-           f"* auxiliary nodes: {', '.join(f'{k} ({v})' for k, v in model.aux_nodes)}"]
+           f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
     out.append("* parameter-only sub-expressions, evaluated once per instance")
     for hname, node in hoisted:
@@ -182,7 +200,7 @@ def render_subckt(
                        True)[0]
         # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
         # unit diagonal whatever the expression's sensitivities do (the abrupt SET).
-        out.append(f"B{aux_name} 0 {aux_name} I = {expr} - {AUX_OFFSET:g}")
+        out.append(f"B{aux_name} 0 {aux_name} I = {_aux_current(spec[aux_name], expr)}")
         out.append(f"R{aux_name} {aux_name} 0 1")
     out.append("* branches: flow p -> n (B-source) and linear charge (capacitor)")
     for b, q in charges:
