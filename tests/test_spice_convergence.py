@@ -1,6 +1,6 @@
 """Convergence: 1,000 cards spread uniformly over ±4σ of the default variation run the
 DC loop through a series resistor and on a 1T1R cell in ngspice, with the testbench's
-default options, and all converge (the subcircuit, ~40x slower, on a subset).
+default options, and all converge (the subcircuit, ~150x slower, on a subset).
 
 The runner reruns a device that ends in "timestep too small" with a smaller step cap
 (see ``SpiceOptions.retry_scales``); the first-attempt failures are printed, and the

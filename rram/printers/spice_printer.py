@@ -7,8 +7,8 @@ resistor (scaled and offset, :class:`~rram.model.AuxNode`), and every expression
 to them by node.  Why: ngspice differentiates each B-source symbolically and evaluates
 the value and every derivative as separate trees, with no shared sub-expressions, so an
 intermediate written in place is evaluated again in every derivative of every branch
-that uses it.  On nodes of their own the expressions stay short: the model costs an
-order of magnitude less per Newton iteration than with the four log-rates alone.
+that uses it.  Which intermediates are lifted is a trade of cost per Newton iteration
+against robustness (see ``aux_nodes`` in :mod:`rram.model`).
 Parameter-only sub-expressions become ``.param`` lines (evaluated once per instance);
 the smooth building blocks are ``.func`` definitions inside the subcircuit.
 Selected lines of the output (the default card; long lines cut here)::
