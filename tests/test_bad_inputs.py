@@ -108,6 +108,10 @@ CASES = [
     ("fit-cycles-out-is-card", ["fit-cycles", "iv.csv", "reset.csv", "--card", "c.json",
                                 "--out", "c.json"]),
     ("fit-variation-out-is-data", ["fit-variation", "dist.csv", "--out", "dist.csv"]),
+    ("array-out-is-card", ["array", "read", "--card", "c.json", "--out", "c.json"]),
+    ("array-rows-0", ["array", "read", "--rows", "0", "--out", "r.csv"]),
+    ("array-rho-negative", ["array", "netlist", "--rho", "-1e-8", "--out", "a.cir"]),
+    ("array-vmm-parent-is-file", ["array", "vmm", "--out", "afile/v.csv"]),
     # 2. stimulus out of range (mc hung on it)
     ("mc-v-set-1e6", [*MC, "--v-set", "1e6", "--out", "m.parquet"]),
     ("mc-rate-1e300", [*MC, "--rate", "1e300", "--out", "m.parquet"]),

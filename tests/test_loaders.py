@@ -186,8 +186,10 @@ def test_a_tie_heavy_metric_is_floored_at_its_resolution_and_fits_without_crashi
     spread = target.stats()["v_reset_V"]["spread"]
     assert spread == pytest.approx(0.1 / math.sqrt(12))
     ev = _Evaluator(target, {}, default_card(), None, 1, 1, 1, None)
-    model = {m: {"median": s["median"] * 1.1, "spread": s["spread"] * 2}
+    model = {m: {"median": s["median"] * 1.1, "spread": s["spread"] * 2,
+                 "quantiles": [q + 0.1 for q in s["quantiles"]]}
              for m, s in target.stats().items()}
+    model["ranks"] = {k: 0.0 for k, _ in target.ranks}
     assert np.all(np.isfinite(ev.residual(model)))
 
 
