@@ -109,7 +109,10 @@ def _loop(name: str, args: str, doc: str, outputs: Sequence[tuple[str, Expr]],
     return lines
 
 
-def jacobian_groups(circuit: Circuit) -> tuple[list[tuple[str, Expr]], list[list[tuple[str, Expr]]]]:
+Outputs = list[tuple[str, Expr]]
+
+
+def jacobian_groups(circuit: Circuit) -> tuple[Outputs, list[Outputs]]:
     """(residual loop outputs, Jacobian loop outputs): F with the constant-pattern JQ in
     the first loop, JF in groups of at most :data:`MAX_STORES`."""
     f_exprs, q_exprs = _kcl(circuit)
