@@ -7,10 +7,10 @@ Regenerate with ``rram generate``; a test fails when this file is stale.
 import numpy as np
 from numba import njit
 
-from .vmath import vexp, vlog, vlog1p, vtanh
+from .vmath import NoAliasCompiler, vexp, vlog, vlog1p, vtanh
 
 EXP_LIMIT = 40.0
-_NJ = {"cache": True, "error_model": "numpy"}
+_NJ = {"cache": True, "error_model": "numpy", "pipeline_class": NoAliasCompiler}
 _INLINE = {"cache": True, "error_model": "numpy", "inline": "always"}
 
 

@@ -28,7 +28,10 @@ from ..model import node_symbol
 from .base import Dialect, Schedule
 from .numpy_printer import _kcl
 
-#: Stores per loop, above which LLVM stopped vectorising the kernels on this project.
+#: Stores per Jacobian loop.  Issue #16 measured AVX2 code only for loops of <= ~25
+#: stores, but LLVM also needs its run-time alias checks (8 by default; hundreds here)
+#: and this build leaves the loops scalar.  Scalar, a split recomputes every
+#: intermediate per loop (the kernel cost 2.5x the per-device one): one loop for now.
 MAX_STORES = 24
 
 _LIM = repr(EXP_LIMIT)
@@ -66,10 +69,10 @@ Regenerate with ``rram generate``; a test fails when this file is stale.
 import numpy as np
 from numba import njit
 
-from .vmath import vexp, vlog, vlog1p, vtanh
+from .vmath import NoAliasCompiler, vexp, vlog, vlog1p, vtanh
 
 EXP_LIMIT = {exp_limit!r}
-_NJ = {{"cache": True, "error_model": "numpy"}}
+_NJ = {{"cache": True, "error_model": "numpy", "pipeline_class": NoAliasCompiler}}
 _INLINE = {{"cache": True, "error_model": "numpy", "inline": "always"}}
 
 
