@@ -75,7 +75,10 @@ def _residual_step(F, JQ, z, a0, qhist, LU, piv, dy, c, n):
             q += JQ[i, j, c] * z[j]
         dy[i] = -(F[i, c] + a0 * q + qhist[i])
     lu_solve(LU, piv, dy, n)
-    return np.all(np.isfinite(dy))
+    for i in range(n):  # noqa: SIM110 (a loop: np.all(np.isfinite(dy)) allocates)
+        if not np.isfinite(dy[i]):
+            return False
+    return True
 
 
 @njit(**_NJ)
