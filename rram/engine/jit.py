@@ -20,11 +20,13 @@ from types import ModuleType
 
 import numba
 
-KERNELS = Path(__file__).resolve().parent.parent / "_kernels.py"
+PACKAGE = Path(__file__).resolve().parent.parent
+#: Sources the compiled engines inline: any change gives a new cache directory.
+KERNELS = (PACKAGE / "_kernels.py", PACKAGE / "_kernels_soa.py", PACKAGE / "vmath.py")
 
 
 def cache_dir() -> Path:
-    digest = hashlib.sha256(KERNELS.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join(k.read_bytes() for k in KERNELS)).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "rram" / "numba" / digest
 
@@ -34,8 +36,9 @@ def load_integrator() -> ModuleType:
 
 
 def load_compiled(name: str) -> ModuleType:
-    """Import module ``name``, whose numba functions inline the generated kernels, with
-    the kernel-keyed cache directory (see the module docstring)."""
+    """Import module ``name`` (the per-device integrator, ``rram.engine.lockstep``, the
+    array's condensation), whose numba functions inline the generated kernels, with the
+    kernel-keyed cache directory (see the module docstring)."""
     if name in sys.modules:
         return sys.modules[name]
     previous = numba.config.CACHE_DIR

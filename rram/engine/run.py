@@ -27,6 +27,8 @@ UNKNOWNS = ("mid", "ti", "bi", "tip", "dgap", "dwidth", "dtemp")
 COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
            "width_nm", "temperature_K")
 
+#: Integrators of :class:`Options` ``engine``.
+ENGINES = ("device", "soa")
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
@@ -39,6 +41,10 @@ class Options:
     through their capacitor charge against ``chgtol`` (C), as SPICE does, and converge in
     Newton to ``atol_v`` (V).  Steps are capped at ``hfrac`` of the current stimulus
     segment and at ``hmax`` (s).
+
+    ``engine`` selects the integrator: ``device`` integrates each device on its own
+    (:mod:`rram.engine.integrator`), ``soa`` advances blocks of ``block`` devices in
+    lockstep with the structure-of-arrays kernels (:mod:`rram.engine.lockstep`).
     """
 
     rtol: float = 1e-3
@@ -54,6 +60,14 @@ class Options:
     hmin: float = 1e-18
     max_steps: int = 200_000
     chunk: int = 2048
+    engine: str = "device"
+    block: int = 256
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise InputError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
+        if self.block < 1:
+            raise InputError(f"block must be >= 1, got {self.block}")
 
     @classmethod
     def tight(cls, **kw) -> Options:
@@ -283,7 +297,14 @@ def simulate(
     gap_closed = GAP_CLOSED_NM - state_offsets(card_list)[:, 0]
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
-    from .jit import integrator as ig  # the compiled engine loads on first simulation
+    from .jit import load_compiled, load_integrator  # compiled on first simulation
+
+    ig = load_integrator()
+    batch = ig.integrate_batch
+    extra: tuple = ()
+    if opts.engine == "soa":
+        batch = load_compiled("rram.engine.lockstep").integrate_batch_soa
+        extra = (opts.block,)
 
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, N_STATS))
@@ -294,13 +315,13 @@ def simulate(
         chunks = tqdm(chunks, total=len(chunks), unit="chunk", desc=f"{circuit} x{n}")
     for a in chunks:
         b = min(n, a + opts.chunk)
-        ig.integrate_batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
-                           OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
-                           opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
-                           status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
-                           ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
-                           ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-                           gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b])
+        batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
+              OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
+              opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
+              status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
+              ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
+              ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
+              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b], *extra)
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
     x0w0 = state_offsets(card_list)
