@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import InputError
 from .build import build, output_sources
 from .cells import CellBank, States, cell_parameters, with_states
-from .solve import LinearSolver, linearised_guess, operating_point
+from .circuit import Circuit
+from .solve import LinearSolver, OperatingPoint, linearised_guess, operating_point
 from .spec import ArraySpec
 
 #: Gate voltage of a selected 1T1R row (V): well above the transistor's threshold.
@@ -53,10 +54,7 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     t0 = time.perf_counter()
     if v_gates is None:
         v_gates = V_GATE_ON
-    c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols)
-    bank = CellBank(c.cell_params)
-    x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
-    op = operating_point(c, bank, x0)
+    c, _, op = solve_read(spec, v_rows, states, v_gates, v_cols)
     m, n = spec.shape
     v = np.append(op.v, 0.0)  # ground last, as GND = -1 indexes it
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
@@ -67,6 +65,17 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     return ReadResult(op.v_cell.reshape(m, n), op.i_cell.reshape(m, n), drop,
                       -op.i_source[output_sources(spec)], op.iterations,
                       time.perf_counter() - t0)
+
+
+def solve_read(spec: ArraySpec, v_rows, states: States | None, v_gates, v_cols,
+               params: np.ndarray | None = None
+               ) -> tuple[Circuit, CellBank, OperatingPoint]:
+    """The circuit of a read, its cells' bank and its operating point (see :func:`read`;
+    ``params``: the cells' card rows if already drawn)."""
+    c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols, params=params)
+    bank = CellBank(c.cell_params)
+    x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
+    return c, bank, operating_point(c, bank, x0)
 
 
 def _selector_guess(spec: ArraySpec, c, bank: CellBank, v_rows, v_cols) -> np.ndarray:
@@ -171,6 +180,27 @@ class ReadMargin:
         return (self.i_on - self.i_off) / self.i_on
 
 
+def check_cell(spec: ArraySpec, cell: tuple[int, int] | None) -> tuple[int, int]:
+    """``cell`` as (row, column), checked; None: the far corner (0, cols − 1)."""
+    m, n = spec.shape
+    i, j = cell if cell is not None else (0, n - 1)
+    if not (0 <= i < m and 0 <= j < n):
+        raise InputError(f"cell ({i}, {j}) is outside the {m} x {n} array")
+    return int(i), int(j)
+
+
+def half_bias(spec: ArraySpec, v_read: float, cell: tuple[int, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, column and gate voltages (V) of a V/2 read of ``cell``: its row at
+    ``v_read``, its column sensed at 0 V, every other line at ``v_read``/2, gates on."""
+    m, n = spec.shape
+    rows = np.full(m, v_read / 2)
+    rows[cell[0]] = v_read
+    cols = np.full(n, v_read / 2)
+    cols[cell[1]] = 0.0
+    return rows, cols, np.full(m, V_GATE_ON)
+
+
 def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = None
                 ) -> ReadMargin:
     """The read margin of ``cell`` (default: row 0, column cols − 1, the farthest from
@@ -178,15 +208,8 @@ def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = N
     other rows and columns at ``v_read``/2, its column sensed at 0 V."""
     from .cells import HRS, LRS
 
-    m, n = spec.shape
-    i, j = cell if cell is not None else (0, n - 1)
-    if not (0 <= i < m and 0 <= j < n):
-        raise InputError(f"cell ({i}, {j}) is outside the {m} x {n} array")
-    rows = np.full(m, v_read / 2)
-    rows[i] = v_read
-    cols = np.full(n, v_read / 2)
-    cols[j] = 0.0
-    gates = np.full(m, V_GATE_ON)
+    i, j = check_cell(spec, cell)
+    rows, cols, gates = half_bias(spec, v_read, (i, j))
     currents = []
     for state in (LRS, HRS):
         gap, width = np.full(spec.shape, LRS[0]), np.full(spec.shape, LRS[1])
