@@ -59,9 +59,29 @@ def test_margin_prints_the_worst_case(run):
     (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
     (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
     (["read", "--variation", "missing.json"], "--variation 'missing.json'"),
+    (["margin", "--cell", "1;2"], "'1;2': give ROW,COL, corner or worst"),
+    (["margin", "--cell", "9,0", "--search"], "cell (9, 0) is outside the 8 x 8 array"),
+    (["margin", "--out", "w.csv"], "--out writes the searched patterns: give --search"),
+    (["margin", "--search", "--objective", "best"], "'best' is not one of"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = CliRunner().invoke(main, ["array", *args])
     assert r.exit_code == 2
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
+
+
+def test_margin_search_writes_the_worst_patterns_with_provenance(run, tmp_path):
+    import json
+
+    out = tmp_path / "worst.csv"
+    r = run("array", "margin", "--rows", "4", "--cols", "3", "--rho", "2e-6", "--search",
+            "--objective", "window", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "standard patterns: all-lrs 0.37" in r.output
+    assert "worst pattern (window) margin -0.53" in r.output
+    df = pd.read_csv(out)
+    assert len(df) == 12 and df.off_lrs.all() and df.on_lrs.sum() == 7
+    prov = json.loads((tmp_path / "worst.csv.json").read_text())
+    assert prov["objective"] == "window" and prov["array"]["rows"] == 4
+    assert prov["margin"] < prov["standard_margins"]["all-lrs"]

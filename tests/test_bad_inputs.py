@@ -112,6 +112,12 @@ CASES = [
     ("array-rows-0", ["array", "read", "--rows", "0", "--out", "r.csv"]),
     ("array-rho-negative", ["array", "netlist", "--rho", "-1e-8", "--out", "a.cir"]),
     ("array-vmm-parent-is-file", ["array", "vmm", "--out", "afile/v.csv"]),
+    ("array-margin-cell-outside", ["array", "margin", "--search", "--cell", "8,0", "--out",
+                                   "w.csv"]),
+    ("array-margin-cell-garbage", ["array", "margin", "--cell", "a,b"]),
+    ("array-margin-out-no-search", ["array", "margin", "--out", "w.csv"]),
+    ("array-margin-sidecar-is-card", ["array", "margin", "--search", "--card", "c.json",
+                                      "--out", "c"]),
     # 2. stimulus out of range (mc hung on it)
     ("mc-v-set-1e6", [*MC, "--v-set", "1e6", "--out", "m.parquet"]),
     ("mc-rate-1e300", [*MC, "--rate", "1e300", "--out", "m.parquet"]),

@@ -210,6 +210,22 @@ def worst_pattern(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None =
                         standard, reads[0], time.perf_counter() - t0)
 
 
+def worst_cell(spec: ArraySpec, v_read: float,
+               progress: Callable[[], None] | None = None
+               ) -> tuple[tuple[int, int], np.ndarray]:
+    """The cell with the smallest all-LRS V/2 read margin at ``v_read`` (V), and every
+    cell's margin (rows × cols): two nonlinear reads per cell."""
+    from .read import read_margin
+
+    margins = np.empty(spec.shape)
+    for i, j in np.ndindex(*spec.shape):
+        margins[i, j] = read_margin(spec, v_read, (i, j)).margin
+        if progress is not None:
+            progress()
+    k = np.unravel_index(int(np.argmin(margins)), spec.shape)
+    return (int(k[0]), int(k[1])), margins
+
+
 def _shown(p: np.ndarray, cell: tuple[int, int]) -> np.ndarray:
     out = np.array(p, bool)
     out[cell] = True
@@ -217,4 +233,5 @@ def _shown(p: np.ndarray, cell: tuple[int, int]) -> np.ndarray:
     return out
 
 
-__all__ = ["OBJECTIVES", "WorstPattern", "descend", "standard_patterns", "worst_pattern"]
+__all__ = ["OBJECTIVES", "WorstPattern", "descend", "standard_patterns", "worst_cell",
+           "worst_pattern"]

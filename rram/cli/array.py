@@ -199,17 +199,104 @@ def vmm(spec, states, vectors, v_max, v_ref, out, seed, **_) -> None:
         write_atomic(out, lambda p: df.to_csv(p, index=False))
 
 
+def _cell(ctx: click.Context, param: click.Parameter, value: str) -> str | tuple[int, int]:
+    """``--cell``: ``corner``, ``worst`` or ROW,COL."""
+    if value in ("corner", "worst"):
+        return value
+    try:
+        i, j = (int(x) for x in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give ROW,COL, corner or worst") from None
+    return (i, j)
+
+
+def _bar(what: str, total: int | None = None):
+    """A progress bar on standard error (shown on a terminal only)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="read", desc=what, disable=None, leave=False)
+
+
 @array.command()
 @spec_options
 @click.option("--v-read", type=float, default=0.4, show_default=True, callback=finite,
               help="Selected row voltage (V); the other lines sit at half of it.")
+@click.option("--cell", default="corner", show_default=True, callback=_cell,
+              help="The read cell: ROW,COL, corner (0, cols-1) or worst (the smallest "
+                   "all-LRS margin of every cell; two reads per cell).")
+@click.option("--search", is_flag=True,
+              help="Search the other cells' states for the worst data pattern.")
+@click.option("--objective", type=click.Choice(["same", "window"]), default="same",
+              show_default=True,
+              help="same: one pattern for the LRS and HRS reads; window: a fixed reference "
+                   "between the lowest LRS and the highest HRS read, patterns apart.")
+@click.option("--random-starts", type=click.IntRange(0, 100), default=2, show_default=True,
+              help="Random patterns among the search's starts.")
+@click.option("--out", type=OutputPath(), default=None,
+              help="The worst patterns (.csv, with a .json provenance sidecar): row, col, "
+                   "on_lrs, off_lrs.")
 @command_guard
 @_spec_command
-def margin(spec, states, v_read, **_) -> None:
-    """Worst-case read margin: the far corner cell under V/2, every other cell in the LRS
-    (the data pattern option is not used)."""
+def margin(spec, states, v_read, cell, search, objective, random_starts, out, seed, **kw
+           ) -> None:
+    """Read margin under V/2: the far corner cell with every other cell in the LRS, or
+    (--search) the worst data pattern found (the data pattern option is not used)."""
     from ..array.read import read_margin
 
-    r = read_margin(spec, v_read)
-    click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {r.cell}, column current "
-               f"{r.i_on:.4g} A (LRS) / {r.i_off:.4g} A (HRS), margin {r.margin:.4f}")
+    if out and not search:
+        raise InputError("--out writes the searched patterns: give --search too")
+    if cell == "worst":
+        from ..array.worst import worst_cell
+
+        with _bar("screening cells", 2 * spec.n_cells) as bar:
+            cell, _ = worst_cell(spec, v_read, lambda: bar.update(2))
+    elif cell == "corner":
+        cell = None
+    if not search:
+        r = read_margin(spec, v_read, cell)
+        click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {r.cell}, column current "
+                   f"{r.i_on:.4g} A (LRS) / {r.i_off:.4g} A (HRS), margin {r.margin:.4f}")
+        return
+    from ..array.worst import worst_pattern
+
+    _refuse_sidecar(out, kw)
+    with _bar("worst pattern") as bar:
+        w = worst_pattern(spec, v_read, cell, objective, random_starts, seed,
+                          progress=bar.update)
+    standard = ", ".join(f"{k} {v:.4f}" for k, v in w.standard.items())
+    click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {w.cell}, worst pattern "
+               f"({objective}) margin {w.margin:.4f}: column current {w.i_on:.4g} A (LRS) / "
+               f"{w.i_off:.4g} A (HRS); {w.reads} reads, {w.seconds:.3g} s")
+    click.echo(f"standard patterns: {standard}")
+    for what, p in (("LRS read", w.on_pattern), ("HRS read", w.off_pattern)):
+        if spec.n_cells <= 1024 and (what == "LRS read" or objective == "window"):
+            click.echo(f"pattern of the {what} (1 = LRS, the cell shown as 1):")
+            click.echo("\n".join("".join("1" if x else "0" for x in row) for row in p))
+    if out:
+        import numpy as np
+        import pandas as pd
+
+        from ..array.tables import provenance, write_table
+
+        ii, jj = np.meshgrid(np.arange(spec.rows), np.arange(spec.cols), indexing="ij")
+        df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(),
+                           "on_lrs": w.on_pattern.ravel().astype(int),
+                           "off_lrs": w.off_pattern.ravel().astype(int)})
+        write_table(out, df, provenance(
+            spec, command="array margin --search", v_read_V=v_read, cell=list(w.cell),
+            objective=objective, margin=w.margin, i_on_A=w.i_on, i_off_A=w.i_off,
+            standard_margins=w.standard, reads=w.reads))
+
+
+def _refuse_sidecar(out: str | None, kw: dict[str, Any]) -> None:
+    """Refuse a provenance sidecar that would overwrite an input."""
+    from pathlib import Path
+
+    from ..array.tables import sidecar
+    from .common import refuse_inputs
+
+    if out:
+        inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
+                                                ("--variation", "variation"))
+                  if kw.get(k) and kw[k] not in ("none", "default")]
+        refuse_inputs("--out's .json sidecar", sidecar(out), inputs)
