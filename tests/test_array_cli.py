@@ -63,6 +63,10 @@ def test_margin_prints_the_worst_case(run):
     (["margin", "--cell", "9,0", "--search"], "cell (9, 0) is outside the 8 x 8 array"),
     (["margin", "--out", "w.csv"], "--out writes the searched patterns: give --search"),
     (["margin", "--search", "--objective", "best"], "'best' is not one of"),
+    (["read", "--em-limit", "0"], "--em-limit 0: valid is > 0 A per um"),
+    (["read", "--j-max", "-1"], "j_max (A/m^2) = -1.0 must be a positive"),
+    (["read", "--heat", "--beta", "-0.01"], "beta = -0.01 1/K: valid is [0, 0.1]"),
+    (["read", "--heat", "--k-dielectric", "0"], "k_dielectric (W/m/K) = 0.0 must be"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = CliRunner().invoke(main, ["array", *args])
@@ -85,3 +89,20 @@ def test_margin_search_writes_the_worst_patterns_with_provenance(run, tmp_path):
     prov = json.loads((tmp_path / "worst.csv.json").read_text())
     assert prov["objective"] == "window" and prov["array"]["rows"] == 4
     assert prov["margin"] < prov["standard_margins"]["all-lrs"]
+
+
+def test_read_flags_wires_above_the_em_limit_and_heats_them(run, tmp_path):
+    import json
+
+    em = tmp_path / "em.csv"
+    r = run("array", "read", "--rows", "8", "--cols", "8", "--pattern", "all-lrs", "--rho",
+            "1e-7", "--em-out", str(em), "--heat", "--k-dielectric", "0.1",
+            "--t-dielectric", "1e-6")
+    assert r.exit_code == 0, r.output
+    assert "self-heated wires: largest rise" in r.output
+    assert "sections above the limit" in r.output
+    df = pd.read_csv(em)
+    assert len(df) > 0 and df.flagged.all() and (df.ratio > 1).all()
+    assert df.ratio.is_monotonic_decreasing and set(df.kind) == {"row", "col"}
+    prov = json.loads((tmp_path / "em.csv.json").read_text())
+    assert prov["worst_ratio"] == df.ratio.iloc[0] and prov["heated"] is True

@@ -32,7 +32,9 @@ class ReadResult:
     """One DC read: (rows, cols) maps of the RRAM voltage ``v_cell`` (V, te − be) and
     current ``i_cell`` (A); ``line_drop`` (V): the applied row-to-column voltage minus
     what reaches the cell's taps (the wires' IR drop); ``i_col`` (A) the current each
-    column delivers into its sense amplifier; ``iterations`` of Newton; ``seconds``."""
+    column delivers into its sense amplifier; ``iterations`` of Newton; ``seconds``;
+    the ``circuit`` solved and every net's voltage ``v_nets`` (V; for the wires'
+    currents, :mod:`rram.array.wires`)."""
 
     v_cell: np.ndarray
     i_cell: np.ndarray
@@ -40,6 +42,8 @@ class ReadResult:
     i_col: np.ndarray
     iterations: int
     seconds: float
+    circuit: Circuit | None = None
+    v_nets: np.ndarray | None = None
 
     @property
     def worst_drop(self) -> float:
@@ -55,6 +59,13 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     if v_gates is None:
         v_gates = V_GATE_ON
     c, _, op = solve_read(spec, v_rows, states, v_gates, v_cols)
+    return read_result(spec, c, op, v_rows, v_cols, t0)
+
+
+def read_result(spec: ArraySpec, c: Circuit, op: OperatingPoint, v_rows, v_cols,
+                t0: float) -> ReadResult:
+    """The :class:`ReadResult` of the operating point ``op`` of circuit ``c`` (started
+    at ``t0``, :func:`time.perf_counter`)."""
     m, n = spec.shape
     v = np.append(op.v, 0.0)  # ground last, as GND = -1 indexes it
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
@@ -64,7 +75,7 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     drop = applied - (v[row_tap] - v[col_tap]).reshape(m, n)
     return ReadResult(op.v_cell.reshape(m, n), op.i_cell.reshape(m, n), drop,
                       -op.i_source[output_sources(spec)], op.iterations,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, c, op.v)
 
 
 def solve_read(spec: ArraySpec, v_rows, states: States | None, v_gates, v_cols,

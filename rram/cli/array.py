@@ -138,21 +138,65 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
 @click.option("--out", type=OutputPath(), default=None,
               help="Per-cell table (.csv): row, col, v_cell_V, i_cell_A, line_drop_V.")
 @click.option("--plot", type=OutputPath(), default=None,
-              help="Heat maps of the IR drop and the cell voltages (.png).")
+              help="Heat maps of the IR drop, the cell voltages and the wires' "
+                   "electromigration ratio (.png).")
+@click.option("--em-limit", type=float, default=1e-3, show_default=True, callback=finite,
+              help="Electromigration limit per wire width (A per um of width).")
+@click.option("--j-max", type=float, default=None, callback=finite,
+              help="Electromigration current density limit (A/m^2); with --em-limit, the "
+                   "smaller limit holds.")
+@click.option("--em-out", type=OutputPath(), default=None,
+              help="Wire sections above the limit (.csv, with a .json provenance sidecar).")
+@click.option("--heat", is_flag=True,
+              help="Self-heated wires: rho(T) = rho0*(1 + beta*(T - T0)), iterated to a "
+                   "fixed point.")
+@click.option("--beta", type=float, default=3.9e-3, show_default=True, callback=finite,
+              help="Temperature coefficient of the wires' resistivity (1/K), with --heat.")
+@click.option("--k-dielectric", type=float, default=1.4, show_default=True,
+              callback=finite,
+              help="Thermal conductivity under the wires (W/(m*K)), with --heat.")
+@click.option("--t-dielectric", type=float, default=100e-9, show_default=True,
+              callback=finite, help="Dielectric thickness to the substrate (m), with --heat.")
 @command_guard
 @_spec_command
-def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
-    """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents."""
+def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat, beta,
+         k_dielectric, t_dielectric, **kw) -> None:
+    """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents,
+    the wires' currents against an electromigration limit, optionally self-heated wires."""
     import numpy as np
     import pandas as pd
 
     from ..array.read import read as array_read
+    from ..array.wires import EmLimit, WireHeating, heated_read, wire_currents
     from ..io import write_atomic
 
-    r = array_read(spec, v_read, states, v_gates=v_gate)
+    if not em_limit > 0:
+        raise InputError(f"--em-limit {em_limit:g}: valid is > 0 A per um of width")
+    limit = EmLimit(em_limit * 1e6, j_max)  # A/um -> A/m
+    _refuse_sidecar(em_out, kw)
+    if heat:
+        h = heated_read(spec, v_read, states, WireHeating(beta, k_dielectric, t_dielectric),
+                        v_gates=v_gate)
+        r = h.read
+    else:
+        r = array_read(spec, v_read, states, v_gates=v_gate)
     echo_err(f"{spec.topology} {spec.rows}x{spec.cols}: {r.iterations} Newton iterations, "
              f"{r.seconds:.3g} s; worst IR drop {r.worst_drop * 1e3:.4g} mV; column "
              f"currents {r.i_col.min():.4g} .. {r.i_col.max():.4g} A")
+    if heat:
+        echo_err(f"self-heated wires: largest rise {h.max_delta_t:.4g} K after "
+                 f"{h.iterations} fixed-point iterations")
+    wires = wire_currents(spec, r.circuit, r.v_nets, limit)
+    echo_err(f"wires: worst current / EM limit {wires.worst_ratio:.4g}, "
+             f"{int(wires.flagged.sum())} of {wires.current.size} sections above the limit")
+    if em_out:
+        from ..array.tables import provenance, write_table
+
+        write_table(em_out, wires.table(flagged_only=True), provenance(
+            spec, command="array read --em-out", v_read_V=v_read, pattern=kw["pattern"],
+            seed=kw["seed"], em_limit_A_per_um=em_limit, j_max_A_per_m2=j_max,
+            worst_ratio=wires.worst_ratio, sections=int(wires.current.size),
+            heated=heat, beta_per_K=beta if heat else None))
     if out:
         ii, jj = np.meshgrid(np.arange(spec.rows), np.arange(spec.cols), indexing="ij")
         df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(),
@@ -162,7 +206,8 @@ def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
     if plot:
         from ..plots import array_heat_maps
 
-        array_heat_maps(r, plot, f"{spec.topology} {spec.rows}x{spec.cols} at {v_read:g} V")
+        array_heat_maps(r, plot, f"{spec.topology} {spec.rows}x{spec.cols} at {v_read:g} V",
+                        em=wires.cell_map(spec))
 
 
 @array.command()
