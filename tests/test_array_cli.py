@@ -106,3 +106,18 @@ def test_read_flags_wires_above_the_em_limit_and_heats_them(run, tmp_path):
     assert df.ratio.is_monotonic_decreasing and set(df.kind) == {"row", "col"}
     prov = json.loads((tmp_path / "em.csv.json").read_text())
     assert prov["worst_ratio"] == df.ratio.iloc[0] and prov["heated"] is True
+
+
+def test_margin_screens_every_cell_for_the_worst(run):
+    r = run("array", "margin", "--rows", "3", "--cols", "3", "--rho", "2e-6", "--cell",
+            "worst")
+    assert r.exit_code == 0, r.output
+    from rram.array.read import read_margin
+    from rram.array.spec import ArraySpec, Metal
+
+    metal = Metal(rho=2e-6)
+    spec = ArraySpec("1r", 3, 3, row_metal=metal, col_metal=metal, gate_metal=metal)
+    margins = {(i, j): read_margin(spec, 0.4, (i, j)).margin for i in range(3)
+               for j in range(3)}
+    worst = min(margins, key=margins.__getitem__)
+    assert f"cell {worst}" in r.output and f"margin {margins[worst]:.4f}" in r.output

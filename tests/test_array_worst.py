@@ -39,8 +39,8 @@ def _check_against_brute_force(topology: str, v: float) -> None:
     cell = (0, 2)
     same, window = _brute_force(spec, v, cell)
     found = {obj: worst_pattern(spec, v, objective=obj) for obj in ("same", "window")}
-    assert found["same"].margin == pytest.approx(same, abs=1e-9)
-    assert found["window"].margin == pytest.approx(window, abs=1e-9)
+    assert found["same"].margin == pytest.approx(same, abs=1e-6)
+    assert found["window"].margin == pytest.approx(window, abs=1e-6)
     for w in found.values():
         assert w.cell == cell
         assert w.margin <= w.standard["all-lrs"] + 1e-12
