@@ -72,6 +72,14 @@ def _metal(spec: ArraySpec, kind: str) -> Metal:
     return {"row": spec.row_metal, "col": spec.col_metal, "gate": spec.gate_metal}[kind]
 
 
+def _by_kind(spec: ArraySpec, codes: np.ndarray, value) -> np.ndarray:
+    """``value(metal)`` of each resistor's line (kind codes of ``RESISTOR_KINDS``);
+    1.0 for resistors that are not wires."""
+    table = np.array([value(_metal(spec, k)) if k in WIRE_KINDS else 1.0
+                      for k in RESISTOR_KINDS])
+    return table[codes]
+
+
 @dataclass(frozen=True)
 class WireCurrents:
     """One entry per wire section (the two halves of a T section are one): its ``kind``
@@ -138,9 +146,9 @@ def wire_currents(spec: ArraySpec, c: Circuit, v_nets: np.ndarray,
     _, first = np.unique(c.res_where[wire], axis=0, return_index=True)
     k = np.flatnonzero(wire)[np.sort(first)]
     current = (v[c.res[k, 0]] - v[c.res[k, 1]]) / c.ohms[k]
-    metals = [_metal(spec, kind) for kind in kinds[k]]
-    area = np.array([mt.width * mt.thickness for mt in metals])
-    i_max = np.array([limit.i_max(mt) for mt in metals])
+    codes = c.res_where[k, 0]
+    area = _by_kind(spec, codes, lambda mt: mt.width * mt.thickness)
+    i_max = _by_kind(spec, codes, limit.i_max)
     return WireCurrents(kinds[k], c.res_where[k, 1], c.res_where[k, 2], current,
                         current / area, i_max)
 
@@ -201,12 +209,10 @@ def heated_read(spec: ArraySpec, v_rows, states: States | None = None,
     kinds = np.array(RESISTOR_KINDS)[c.res_where[:, 0]]
     wire = np.isin(kinds, WIRE_KINDS)
     r0 = c.ohms.copy()
-    width = np.array([_metal(spec, k).width if w else 1.0 for k, w in zip(kinds, wire,
-                                                                         strict=True)])
-    area = np.array([_metal(spec, k).width * _metal(spec, k).thickness if w else 1.0
-                     for k, w in zip(kinds, wire, strict=True)])
-    rho = np.array([_metal(spec, k).rho if w else 1.0 for k, w in zip(kinds, wire,
-                                                                       strict=True)])
+    codes = c.res_where[:, 0]
+    width = _by_kind(spec, codes, lambda mt: mt.width)
+    area = _by_kind(spec, codes, lambda mt: mt.width * mt.thickness)
+    rho = _by_kind(spec, codes, lambda mt: mt.rho or 1.0)
     length = r0 * area / rho  # each resistor's own length (half a section for T)
     r_th = np.where(wire, heating.t_dielectric / (heating.k_dielectric * width * length),
                     0.0)
