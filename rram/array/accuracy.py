@@ -35,10 +35,10 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..errors import InputError
-from .build import build, output_sources
 from ..card import PARAMETER_NAMES
 from ..equations import NM
+from ..errors import InputError
+from .build import build, output_sources
 from .cells import States, cell_parameters, with_states
 from .read import chord_conductance, vmm_inputs
 from .solve import LinearSolver
