@@ -185,3 +185,31 @@ def array_heat_maps(read, path: str | Path, title: str = "array read",
     ax_drop.set_title(f"{title}: IR drop")
     ax_v.set_title(f"{title}: cell voltage")
     return _save(fig, path)
+
+
+def vmm_accuracy_plot(acc, study, path: str | Path, title: str = "VMM") -> Path:
+    """Each column's relative RMS error against the target product (variation, wires,
+    both: :class:`rram.array.accuracy.VmmAccuracy`) and, given a Monte Carlo
+    ``study``, the distribution of the relative error over the arrays."""
+    panels = 2 if study is not None else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
+    ax = axes[0, 0]
+    for name in ("variation", "wires", "both"):
+        s = getattr(acc, name)
+        ax.plot(100 * s.column_error, label=f"{name} ({100 * s.relative_error:.3g} %)")
+    ax.set(xlabel="column (far from the drivers →)", ylabel="column error (% RMS)",
+           title=f"{title}: error against the target")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    if study is not None:
+        ax = axes[0, 1]
+        for col, label in (("relative_error", "both"),
+                           ("relative_error_after_gain", "both, after gain"),
+                           ("variation_relative_error", "variation")):
+            x = np.sort(100 * study.frame[col].to_numpy(float))
+            ax.plot(x, (np.arange(1, x.size + 1) - 0.5) / x.size, label=label)
+        ax.set(xscale="log", xlabel="relative error (%)", ylabel="fraction of arrays",
+               title=f"{len(study.frame)} arrays")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, path)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -37,14 +39,28 @@ def test_netlist_is_deterministic(run, tmp_path):
     assert a.read_text().rstrip().endswith(".end")
 
 
-def test_vmm_reports_the_error_against_the_ideal_product(run, tmp_path):
+def test_vmm_reports_the_error_against_the_target_product(run, tmp_path):
     out = tmp_path / "vmm.csv"
     r = run("array", "vmm", "--rows", "16", "--cols", "8", "--vectors", "3", "--rho", "2e-7",
-            "--out", str(out))
+            "--out", str(out), "--plot", str(tmp_path / "vmm.png"))
     assert r.exit_code == 0, r.output
-    assert "relative error against the ideal product" in r.output
+    assert "against the target product: relative error" in r.output
+    assert r.output.rstrip().endswith("variation alone 0")  # no --variation: cells = target
     df = pd.read_csv(out)
-    assert len(df) == 24 and (df.output_A < df.ideal_A).all()
+    assert len(df) == 24 and (df.output_A < df.target_A).all()
+    assert (tmp_path / "vmm.png").stat().st_size > 0
+
+
+def test_vmm_monte_carlo_writes_scores_and_provenance(run, tmp_path):
+    out = tmp_path / "mc.csv"
+    r = run("array", "vmm", "--rows", "8", "--cols", "8", "--vectors", "4", "--variation",
+            "default", "--samples", "6", "--mc-out", str(out), "--seed", "3")
+    assert r.exit_code == 0, r.output
+    assert "6 arrays in" in r.output
+    df = pd.read_csv(out)
+    assert list(df["sample"]) == list(range(6)) and df["seed"].nunique() == 6
+    side = json.loads((tmp_path / "mc.csv.json").read_text())
+    assert side["samples"] == 6 and side["seed"] == 3 and len(side["card_sha256"]) == 64
 
 
 def test_margin_prints_the_worst_case(run):
@@ -58,6 +74,10 @@ def test_margin_prints_the_worst_case(run):
     (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),
     (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
     (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
+    (["vmm", "--samples", "3"], "needs a variation spec with device-to-device entries"),
+    (["vmm", "--mc-out", "x.csv"], "--mc-out needs --samples"),
+    (["vmm", "--samples", "2", "--variation", "default", "--mc-out", "x.txt"],
+     "--mc-out x.txt: the file must end in .csv or .parquet"),
     (["read", "--variation", "missing.json"], "--variation 'missing.json'"),
     (["margin", "--cell", "1;2"], "'1;2': give ROW,COL, corner or worst"),
     (["margin", "--cell", "9,0", "--search"], "cell (9, 0) is outside the 8 x 8 array"),

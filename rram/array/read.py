@@ -150,16 +150,23 @@ def chord_conductance(spec: ArraySpec, states: States | None, v_ref: float,
     return current / v_ref
 
 
+def vmm_inputs(spec: ArraySpec, inputs: np.ndarray) -> np.ndarray:
+    """``inputs`` as a (k, rows) array of input vectors (V), checked; ``spec`` must be a
+    1R crossbar (the linear path takes linear cells)."""
+    if spec.topology != "1r":
+        raise InputError(f"vmm takes a 1r array (linear cells), not {spec.topology}")
+    x = np.atleast_2d(np.asarray(inputs, float))
+    if x.ndim != 2 or x.shape[1] != spec.rows or not np.all(np.isfinite(x)):
+        raise InputError(f"inputs must be finite, of shape (k, {spec.rows}); got {x.shape}")
+    return x
+
+
 def vmm(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,
         v_ref: float = 0.2, g_cell: np.ndarray | None = None) -> VmmResult:
     """Column currents of a 1R array for every input vector (row voltages, V) in the
     rows of ``inputs`` (k × rows); cells at their chord conductance at ``v_ref`` (V) or
     at the given ``g_cell`` (S, rows × cols)."""
-    if spec.topology != "1r":
-        raise InputError(f"vmm takes a 1r array (linear cells), not {spec.topology}")
-    x = np.atleast_2d(np.asarray(inputs, float))
-    if x.shape[1] != spec.rows or not np.all(np.isfinite(x)):
-        raise InputError(f"inputs must be finite, of shape (k, {spec.rows}); got {x.shape}")
+    x = vmm_inputs(spec, inputs)
     if g_cell is None:
         g = chord_conductance(spec, states, v_ref)
     else:

@@ -219,29 +219,64 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
 @click.option("--v-ref", type=float, default=0.2, show_default=True, callback=finite,
               help="Voltage of the cells' chord conductance (V).")
 @click.option("--out", type=OutputPath(), default=None,
-              help="Table (.csv): vector, col, output_A, ideal_A.")
+              help="Table (.csv): vector, col, output_A, target_A.")
+@click.option("--samples", type=click.IntRange(1, 10**6), default=None,
+              help="Monte Carlo over this many arrays, each with its own device-to-device "
+                   "draws (needs --variation).")
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Dask worker processes for --samples (1: in this process).")
+@click.option("--mc-out", type=OutputPath(), default=None,
+              help="Per-array scores of --samples (.csv or .parquet) and a provenance "
+                   "sidecar <file>.json.")
+@click.option("--plot", type=OutputPath(), default=None,
+              help="Per-column error and (with --samples) the error distribution (.png).")
 @command_guard
 @_spec_command
-def vmm(spec, states, vectors, v_max, v_ref, out, seed, **_) -> None:
-    """Vector-matrix products through a 1R crossbar with its wires (linear cells)."""
+def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot, seed,
+        **_) -> None:
+    """Vector-matrix products through a 1R crossbar against the target product of the
+    nominal cells: the error from device variation, from the wires, and from both."""
     import numpy as np
     import pandas as pd
 
-    from ..array.read import vmm as array_vmm
+    from ..array.accuracy import check_study, save_study, vmm_accuracy, vmm_monte_carlo
     from ..io import write_atomic
 
     if not 0 < v_max <= 2:
         raise InputError(f"--v-max {v_max:g}: valid is (0, 2] V")
+    if mc_out and not samples:
+        raise InputError("--mc-out needs --samples")
+    if samples:
+        check_study(spec, samples, workers)
+    if mc_out and not str(mc_out).endswith((".csv", ".parquet")):
+        raise InputError(f"--mc-out {mc_out}: the file must end in .csv or .parquet")
     x = np.random.default_rng(seed + 1).uniform(0, v_max, (vectors, spec.rows))
-    r = array_vmm(spec, x, states, v_ref=v_ref)
-    echo_err(f"{spec.rows}x{spec.cols}: relative error against the ideal product "
-             f"{r.relative_error:.4g}; factorisation {r.factor_seconds:.3g} s, "
-             f"{r.solve_seconds / vectors:.3g} s per vector")
+    a = vmm_accuracy(spec, x, states, v_ref=v_ref)
+    echo_err(f"{spec.rows}x{spec.cols} against the target product: relative error "
+             f"{a.both.relative_error:.4g} (SNR {a.both.snr_db:.1f} dB; worst column "
+             f"{a.both.worst_column_error:.4g}; {a.both.relative_error_after_gain:.4g} "
+             f"after a gain of {a.both.gain:.4g}); wires alone "
+             f"{a.wires.relative_error:.4g}, variation alone {a.variation.relative_error:.4g}")
+    study = None
+    if samples:
+        study = vmm_monte_carlo(spec, x, samples, seed, states, v_ref, workers=workers)
+        q = study.summary()
+        for name in ("relative_error", "snr_db", "relative_error_after_gain",
+                     "variation_relative_error"):
+            echo_err(f"  {name:26s} median {q.loc[name, 'q50']:.4g}  5-95 % "
+                     f"{q.loc[name, 'q5']:.4g} .. {q.loc[name, 'q95']:.4g}")
+        echo_err(f"  {samples} arrays in {study.seconds:.1f} s")
+        if mc_out:
+            save_study(study, mc_out)
     if out:
         vv, jj = np.meshgrid(np.arange(vectors), np.arange(spec.cols), indexing="ij")
         df = pd.DataFrame({"vector": vv.ravel(), "col": jj.ravel(),
-                           "output_A": r.outputs.ravel(), "ideal_A": r.ideal.ravel()})
+                           "output_A": a.outputs.ravel(), "target_A": a.target.ravel()})
         write_atomic(out, lambda p: df.to_csv(p, index=False))
+    if plot:
+        from ..plots import vmm_accuracy_plot
+
+        vmm_accuracy_plot(a, study, plot, f"{spec.rows}x{spec.cols} 1R crossbar")
 
 
 def _cell(ctx: click.Context, param: click.Parameter, value: str) -> str | tuple[int, int]:
