@@ -109,3 +109,15 @@ def test_the_guided_descent_alone_reaches_the_single_flip_optimum(topology, v):
     assert guided.margin == pytest.approx(polished.margin, abs=1e-6)
     assert guided.margin < min(guided.standard.values())
     assert guided.reads < polished.reads / 3
+
+
+def test_a_1t1r_word_line_shuts_the_sneak_paths_and_a_negative_read_reads_alike():
+    spec = ArraySpec("1t1r", 3, 3)
+    one_t = worst_pattern(spec, 0.4, objective="window")
+    one_r = worst_pattern(ArraySpec("1r", 3, 3), 0.4, objective="window")
+    assert one_r.margin < 0.5 < 0.95 < one_t.margin  # only the selected row's gates on
+    # a negative read: the currents along the read, the window still below the same
+    neg = {o: worst_pattern(ArraySpec("1r", 3, 3), -0.4, objective=o)
+           for o in ("same", "window")}
+    assert neg["window"].i_on > 0 and neg["window"].margin < neg["same"].margin
+    assert neg["window"].i_on <= neg["same"].i_on and neg["window"].i_off >= neg["same"].i_off

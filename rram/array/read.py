@@ -210,13 +210,16 @@ def check_cell(spec: ArraySpec, cell: tuple[int, int] | None) -> tuple[int, int]
 def half_bias(spec: ArraySpec, v_read: float, cell: tuple[int, int]
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row, column and gate voltages (V) of a V/2 read of ``cell``: its row at
-    ``v_read``, its column sensed at 0 V, every other line at ``v_read``/2, gates on."""
+    ``v_read``, its column sensed at 0 V, every other line at ``v_read``/2; in a 1T1R
+    array only the cell's word line on (:data:`V_GATE_ON`), the others at 0 V."""
     m, n = spec.shape
     rows = np.full(m, v_read / 2)
     rows[cell[0]] = v_read
     cols = np.full(n, v_read / 2)
     cols[cell[1]] = 0.0
-    return rows, cols, np.full(m, V_GATE_ON)
+    gates = np.zeros(m)
+    gates[cell[0]] = V_GATE_ON
+    return rows, cols, gates if spec.topology == "1t1r" else np.full(m, V_GATE_ON)
 
 
 def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = None

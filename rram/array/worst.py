@@ -61,6 +61,7 @@ class _Reader:
         self.spec, self.cell, self.lrs, self.params, self.count = spec, cell, lrs, params, count
         self.bias = half_bias(spec, v_read, cell)
         self.source = output_sources(spec).start + cell[1]
+        self.sign = 1.0 if v_read > 0 else -1.0  # currents along the read's direction
 
     def _background(self, pattern: np.ndarray) -> np.ndarray:
         p = np.array(pattern, bool)
@@ -68,8 +69,9 @@ class _Reader:
         return p
 
     def current(self, pattern: np.ndarray) -> tuple[float, np.ndarray]:
-        """(current into the selected column's sense (A), the predicted change of it
-        when each cell flips (A; 0 at the selected cell))."""
+        """(current into the selected column's sense (A; its sign flipped for a
+        negative read voltage, so that larger is a stronger read), the predicted
+        change of it when each cell flips (A; 0 at the selected cell))."""
         p = self._background(pattern)
         rows, cols, gates = self.bias
         c, bank, op = solve_read(self.spec, rows, pattern_states(p), gates, cols,
@@ -81,7 +83,7 @@ class _Reader:
         gain = (cell_transfer(c, bank, op, self.source)
                 * (i_flip - op.i_cell)).reshape(self.spec.shape)
         gain[self.cell] = 0.0
-        return current, gain
+        return self.sign * current, self.sign * gain
 
 
 #: An objective: pattern → (value to minimise, predicted change of it per flip).
@@ -103,9 +105,17 @@ def descend(objective: Objective, starts: dict[str, np.ndarray], polish: bool,
     """Minimise ``objective`` over patterns from the best of ``starts``: batches of the
     flips predicted to help, halved until a nonlinear read confirms one; then (``polish``)
     single flips of every cell but ``fixed`` by nonlinear reads, best predicted first."""
+    memo: dict[bytes, tuple[float, np.ndarray]] = {}
+
+    def cached(p: np.ndarray) -> tuple[float, np.ndarray]:
+        key = _key(p, fixed)
+        if key not in memo:
+            memo[key] = objective(p)
+        return memo[key]
+
     values, gains = {}, {}
     for name, p in starts.items():
-        values[name], gains[name] = objective(p)
+        values[name], gains[name] = cached(p)
     name = min(values, key=values.__getitem__)
     p, f, gain = np.array(starts[name], bool), values[name], gains[name]
     for _ in range(MAX_ROUNDS):
@@ -123,7 +133,7 @@ def descend(objective: Objective, starts: dict[str, np.ndarray], polish: bool,
         for flips in tries:
             q = p.copy()
             q.flat[flips] = ~q.flat[flips]
-            fq, gq = objective(q)
+            fq, gq = cached(q)
             if fq < f - tol:
                 p, f, gain = q, fq, gq
                 break
@@ -132,11 +142,19 @@ def descend(objective: Objective, starts: dict[str, np.ndarray], polish: bool,
     return Descent(p, f, values)
 
 
+def _key(p: np.ndarray, fixed: tuple[int, int]) -> bytes:
+    """A background's identity: the fixed cell's own state is set by the reads."""
+    key = np.array(p, bool)
+    key[fixed] = False
+    return key.tobytes()
+
+
 @dataclass(frozen=True)
 class WorstPattern:
     """The worst backgrounds found for ``cell``: ``on_pattern`` for its LRS read and
     ``off_pattern`` for its HRS read (True = LRS; equal for the ``same`` objective; the
-    cell itself is shown in the LRS), their currents ``i_on``/``i_off`` (A), the
+    cell itself is shown in the LRS), their currents ``i_on``/``i_off`` (A; along the
+    read, positive for a negative ``v_read`` too), the
     same-pattern margins of the standard backgrounds ``standard``, the nonlinear
     ``reads`` it took and its ``seconds``."""
 
@@ -190,12 +208,12 @@ def worst_pattern(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None =
 
         def margin(p: np.ndarray) -> tuple[float, np.ndarray]:
             (a, da), (b, db) = on.current(p), off.current(p)
-            seen[p.tobytes()] = (a, b)
+            seen[_key(p, ij)] = (a, b)
             # first order of 1 − b/a in the currents' predicted changes
             return 1.0 - b / a, -(db * a - b * da) / a**2
 
         d = descend(margin, starts, polish, ij)
-        i_on, i_off = seen[d.pattern.tobytes()]
+        i_on, i_off = seen[_key(d.pattern, ij)]
         standard = {k: v for k, v in d.starts.items() if not k.startswith("random")}
         p_on = p_off = d.pattern
     else:
