@@ -173,7 +173,7 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
     if not em_limit > 0:
         raise InputError(f"--em-limit {em_limit:g}: valid is > 0 A per um of width")
     limit = EmLimit(em_limit * 1e6, j_max)  # A/um -> A/m
-    _refuse_sidecar(em_out, kw)
+    _refuse_sidecar("--em-out", em_out, kw)
     if heat:
         h = heated_read(spec, v_read, states, WireHeating(beta, k_dielectric, t_dielectric),
                         v_gates=v_gate)
@@ -325,6 +325,7 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
 
     if out and not search:
         raise InputError("--out writes the searched patterns: give --search too")
+    _refuse_sidecar("--out", out, kw)
     if cell == "worst":
         from ..array.worst import worst_cell
 
@@ -339,7 +340,6 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
         return
     from ..array.worst import worst_pattern
 
-    _refuse_sidecar(out, kw)
     with _bar("worst pattern") as bar:
         w = worst_pattern(spec, v_read, cell, objective, random_starts, seed,
                           progress=bar.update)
@@ -368,8 +368,8 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
             standard_margins=w.standard, reads=w.reads))
 
 
-def _refuse_sidecar(out: str | None, kw: dict[str, Any]) -> None:
-    """Refuse a provenance sidecar that would overwrite an input."""
+def _refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
+    """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
     from pathlib import Path
 
     from ..array.tables import sidecar
@@ -379,4 +379,4 @@ def _refuse_sidecar(out: str | None, kw: dict[str, Any]) -> None:
         inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
                                                 ("--variation", "variation"))
                   if kw.get(k) and kw[k] not in ("none", "default")]
-        refuse_inputs("--out's .json sidecar", sidecar(out), inputs)
+        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs)
