@@ -130,3 +130,21 @@ def test_bad_wire_inputs():
         WireHeating(beta=-1.0)
     with pytest.raises(InputError, match="t_dielectric"):
         WireHeating(t_dielectric=0.0)
+
+
+def test_strong_heating_settles_and_a_runaway_is_reported():
+    from rram.errors import ConvergenceError
+
+    spec = ArraySpec("1r", 16, 16, row_metal=METAL, col_metal=METAL)
+    states = pattern_states(np.ones(spec.shape, bool))
+    # hundreds of kelvin, where plain substitution (a·β near 1) crawls or diverges
+    hot = heated_read(spec, 0.3, states, WireHeating(k_dielectric=0.5, t_dielectric=1e-6))
+    assert 200 < hot.max_delta_t < 1000 and hot.iterations < 30
+    c, v = hot.read.circuit, np.append(hot.read.v_nets, 0.0)
+    current = (v[c.res[:, 0]] - v[c.res[:, 1]]) / c.ohms
+    r0 = c.ohms / (1 + 3.9e-3 * hot.delta_t)
+    length = r0 * METAL.width * METAL.thickness / METAL.rho
+    rise = 1e-6 / (0.5 * METAL.width * length) * current**2 * c.ohms
+    np.testing.assert_allclose(rise, hot.delta_t, atol=1e-5)
+    with pytest.raises(ConvergenceError, match="thermal runaway of the wires"):
+        heated_read(spec, 0.3, states, WireHeating(k_dielectric=0.05, t_dielectric=1e-6))

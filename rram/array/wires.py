@@ -189,6 +189,9 @@ class HeatedRead:
 #: Fixed point: the temperatures move by less than this (K) in an iteration.
 TEMP_TOL = 1e-6
 MAX_HEAT_ITER = 100
+#: A wire this far above the substrate (K) has run away (copper melts ~1060 K above 300 K).
+MAX_RISE = 1000.0
+MAX_STEP_K = 100.0
 
 
 def heated_read(spec: ArraySpec, v_rows, states: States | None = None,
@@ -217,18 +220,38 @@ def heated_read(spec: ArraySpec, v_rows, states: States | None = None,
     r_th = np.where(wire, heating.t_dielectric / (heating.k_dielectric * width * length),
                     0.0)
     free = np.setdiff1d(np.arange(c.n_nets), c.src)
+    relax, last = np.ones(len(r0)), np.zeros(len(r0))
     for it in range(1, MAX_HEAT_ITER + 1):
         v = np.append(op.v, 0.0)
         current = (v[c.res[:, 0]] - v[c.res[:, 1]]) / c.ohms
-        new = r_th * current**2 * c.ohms
-        if np.max(np.abs(new - delta), initial=0.0) < TEMP_TOL:
+        residual = np.max(np.abs(r_th * current**2 * c.ohms - delta), initial=0.0)
+        if residual < TEMP_TOL:
             return HeatedRead(read_result(spec, c, op, v_rows, v_cols, t0), delta, it)
-        delta = new
+        if delta.max() > MAX_RISE:
+            k = int(np.argmax(delta))
+            raise ConvergenceError(
+                f"thermal runaway of the wires: resistor {k} passed {MAX_RISE:g} K above the "
+                f"substrate at {abs(current[k]):.3g} A (R_th = {r_th[k]:.3g} K/W)",
+                analysis="op")
+        # each section's own fixed point at its present current, ΔT = a/(1 − a·β) with
+        # a = R_th·I²·R0: plain substitution crawls (or diverges) as a·β nears 1, where
+        # the cells, not the wire, set the current; past 1 (no fixed point at this
+        # current) the plain substitution, which heats on until the current falls
+        a = r_th * current**2 * r0
+        gain = a * heating.beta
+        target = np.where(gain < 1.0, a / np.where(gain < 1.0, 1.0 - gain, 1.0),
+                          a * (1.0 + heating.beta * delta))
+        # a section whose step turns back is overshooting: halve its steps.  At most
+        # MAX_STEP_K a step: the current falls as the wire heats, which the section's
+        # own fixed point at a frozen current ignores
+        step = target - delta
+        relax = np.where(step * last < 0, relax / 2, np.minimum(1.0, 2 * relax))
+        last = step
+        delta = delta + np.clip(relax * step, -MAX_STEP_K, MAX_STEP_K)
         c = dataclasses.replace(c, ohms=r0 * (1.0 + heating.beta * delta))
         op = operating_point(c, bank, op.v[free])
     raise ConvergenceError(f"wire self-heating did not settle in {MAX_HEAT_ITER} "
-                           f"iterations (largest rise {delta.max():.3g} K): thermal runaway?",
-                           analysis="op")
+                           f"iterations (largest rise {delta.max():.3g} K)", analysis="op")
 
 
 __all__ = ["EmLimit", "HeatedRead", "WireCurrents", "WireHeating", "heated_read",
