@@ -163,12 +163,21 @@ def read_disturb(p: Phenomenon, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def array_heat_maps(read, path: str | Path, title: str = "array read") -> Path:
+def array_heat_maps(read, path: str | Path, title: str = "array read",
+                    em: np.ndarray | None = None) -> Path:
     """IR drop of the wires and RRAM voltage of every cell of an array read
-    (:class:`rram.array.read.ReadResult`), rows down and columns across."""
-    fig, (ax_drop, ax_v) = plt.subplots(1, 2, figsize=(11, 4.6))
-    for ax, data, label in ((ax_drop, 1e3 * read.line_drop, "wire IR drop (mV)"),
-                            (ax_v, read.v_cell, "cell voltage te-be (V)")):
+    (:class:`rram.array.read.ReadResult`), rows down and columns across; with ``em``,
+    a third map: the wires' electromigration ratio I/I_max next to each cell
+    (:meth:`rram.array.wires.WireCurrents.cell_map`)."""
+    panels = [(1e3 * read.line_drop, "wire IR drop (mV)"),
+              (read.v_cell, "cell voltage te-be (V)")]
+    if em is not None:
+        panels.append((em, "wire current / EM limit"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.6))
+    ax_drop, ax_v = axes[0], axes[1]
+    if em is not None:
+        axes[2].set_title(f"{title}: wire EM ratio (worst {np.max(em):.3g})")
+    for ax, (data, label) in zip(axes, panels, strict=True):
         im = ax.imshow(data, origin="upper", aspect="auto", cmap="viridis",
                        interpolation="nearest")
         fig.colorbar(im, ax=ax, label=label)

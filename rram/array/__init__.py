@@ -6,7 +6,10 @@
   :class:`rram.netlist.Netlist` (which prints the ngspice deck, :mod:`.export`);
 * :mod:`.cells`: the cells' cards (D2D draws) and frozen states, condensed to I(V);
 * :mod:`.solve`: the sparse Newton DC engine and the linear fast path;
-* :mod:`.read`: reads and vector–matrix products; :mod:`.rc`: RC delay of the wires.
+* :mod:`.read`: reads and vector–matrix products; :mod:`.rc`: RC delay of the wires;
+* :mod:`.worst`: the worst data pattern of a V/2 read (adjoint-guided search);
+* :mod:`.wires`: the wires' currents, electromigration flags and self-heating;
+* :mod:`.tables`: CSV tables with a provenance sidecar.
 """
 
 from .cells import States, named_pattern, pattern_states
