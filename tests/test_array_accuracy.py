@@ -91,7 +91,7 @@ def test_the_monte_carlo_depends_only_on_its_seed_and_the_sample():
     assert a.frame["relative_error"][4] == pytest.approx(alone.both.relative_error, rel=1e-12)
     other = vmm_monte_carlo(spec, x, 6, seed=3, states=STATES[8], progress=False)
     assert not np.allclose(other.frame["relative_error"], a.frame["relative_error"])
-    assert a.provenance["seed"] == 2 and len(a.provenance["inputs_sha256"]) == 64
+    assert a.provenance["study_seed"] == 2 and len(a.provenance["inputs_sha256"]) == 64
 
 
 @pytest.mark.slow

@@ -60,7 +60,7 @@ def test_vmm_monte_carlo_writes_scores_and_provenance(run, tmp_path):
     df = pd.read_csv(out)
     assert list(df["sample"]) == list(range(6)) and df["seed"].nunique() == 6
     side = json.loads((tmp_path / "mc.csv.json").read_text())
-    assert side["samples"] == 6 and side["seed"] == 3 and len(side["card_sha256"]) == 64
+    assert side["samples"] == 6 and side["study_seed"] == 3 and len(side["card_sha256"]) == 64
 
 
 def test_margin_prints_the_worst_case(run):

@@ -34,7 +34,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import __version__
 from ..card import PARAMETER_NAMES
 from ..equations import NM
 from ..errors import InputError
@@ -43,6 +42,7 @@ from .cells import States, cell_parameters, with_states
 from .read import chord_conductance, vmm_inputs
 from .solve import LinearSolver
 from .spec import ArraySpec
+from .tables import provenance, write_table
 
 
 @dataclass(frozen=True)
@@ -252,12 +252,10 @@ def vmm_monte_carlo(spec: ArraySpec, inputs: np.ndarray, samples: int, seed: int
     seconds = time.perf_counter() - t0
     if log:
         log(f"{samples} arrays in {seconds:.1f} s")
-    prov = {"rram_version": __version__, "card_sha256": spec.card.digest,
-            "variation": json.loads(spec.variation.to_json()), "seed": int(seed),
-            "samples": int(samples), "shape": list(spec.shape), "v_ref": float(v_ref),
-            "inputs_sha256": _digest(x),
-            "states_sha256": None if states is None else _digest(
-                np.stack([states.gap_nm, states.width_nm]))}
+    prov = provenance(spec, study_seed=int(seed), samples=int(samples), v_ref=float(v_ref),
+                      inputs_sha256=_digest(x),
+                      states_sha256=None if states is None else _digest(
+                          np.stack([states.gap_nm, states.width_nm])))
     return VmmStudy(frame, wires, prov, seconds)
 
 
@@ -270,21 +268,13 @@ def _digest(a: np.ndarray) -> str:
 def save_study(study: VmmStudy, path: str | Path) -> Path:
     """The per-sample table (``.csv`` or ``.parquet``) and its provenance sidecar
     ``<path>.json`` (with the wires-only score and the summary)."""
-    from ..io import write_atomic, write_text_atomic
-
     path = Path(path)
     if path.suffix not in (".csv", ".parquet"):
         raise InputError(f"--out {path}: the file must end in .csv or .parquet")
-    if path.suffix == ".csv":
-        write_atomic(path, lambda p: study.frame.to_csv(p, index=False))
-    else:
-        write_atomic(path, lambda p: study.frame.to_parquet(p, index=False))
-    side = {**study.provenance,
-            "wires_only": {"relative_error": study.wires.relative_error,
-                           "snr_db": study.wires.snr_db, "gain": study.wires.gain,
-                           "relative_error_after_gain":
-                               study.wires.relative_error_after_gain},
-            "summary": json.loads(study.summary().to_json())}
-    write_text_atomic(path.with_name(path.name + ".json"),
-                      json.dumps(side, indent=2, sort_keys=True) + "\n")
+    write_table(path, study.frame, {
+        **study.provenance,
+        "wires_only": {"relative_error": study.wires.relative_error,
+                       "snr_db": study.wires.snr_db, "gain": study.wires.gain,
+                       "relative_error_after_gain": study.wires.relative_error_after_gain},
+        "summary": json.loads(study.summary().to_json())})
     return path

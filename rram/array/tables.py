@@ -35,11 +35,14 @@ def sidecar(out: str | Path) -> Path:
 
 
 def write_table(out: str | Path, frame, prov: dict[str, Any]) -> Path:
-    """Write ``frame`` (a pandas DataFrame) to the CSV ``out`` and ``prov`` beside it,
-    each atomically."""
+    """Write ``frame`` (a pandas DataFrame) to ``out`` (CSV, or Parquet for a
+    ``.parquet`` name) and ``prov`` beside it, each atomically."""
     from ..io import write_atomic, write_text_atomic
 
-    path = write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    if Path(out).suffix == ".parquet":
+        path = write_atomic(out, lambda p: frame.to_parquet(p, index=False))
+    else:
+        path = write_atomic(out, lambda p: frame.to_csv(p, index=False))
     write_text_atomic(sidecar(out), json.dumps(prov, indent=2, sort_keys=True,
                                                default=float) + "\n")
     return path
