@@ -61,7 +61,8 @@ RC_RATIO = 10.0
 V_READ = 0.1
 _IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 _IRS = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("rs")
-_UGAP, _UWIDTH = 4, 5  # rram.engine.run.UNKNOWNS: dgap, dwidth
+_UMID, _UGAP, _UWIDTH = 0, 4, 5  # rram.engine.run.UNKNOWNS: mid (= te), dgap, dwidth
+MAX_SWEEPS = 40
 _RS_RANGE = (1e-6, 1e9)  # the resistor circuit's rs range (rram.circuits)
 
 
@@ -206,6 +207,20 @@ class WriteResult:
         return half_selected(self.r.shape, self.cell)
 
 
+def _load_line(v: np.ndarray, i: np.ndarray, r_th: np.ndarray) -> np.ndarray:
+    """Thevenin resistances (Ω) for the next relaxation sweep: a cell whose chord
+    conductance changed more than 2x over the plateau (it switches, and its own current
+    moves its voltage along a nonlinear load line, e.g. through a selector) takes the
+    secant of the array's (i, v) between the plateau's start and end, when positive;
+    the others keep ``r_th``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g0, g1 = np.abs(i[:, 0] / v[:, 0]), np.abs(i[:, -1] / v[:, -1])
+        secant = -(v[:, -1] - v[:, 0]) / (i[:, -1] - i[:, 0])
+    switching = (np.maximum(g0, g1) > 2 * np.minimum(g0, g1)) & np.isfinite(secant) \
+        & (secant > 0)
+    return np.clip(np.where(switching, secant, r_th), *_RS_RANGE)
+
+
 class _Pulse:
     """One pulse of every cell as a device of the resistor circuit (see the module
     docstring); the array and the cells' banks are reused across pulses."""
@@ -236,31 +251,40 @@ class _Pulse:
     def run(self, gap_m: np.ndarray, width_m: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """States (m) after the pulse and its gap; the cells' plateau voltages (V)."""
+        K = self.substeps
         op = self.solve(gap_m, width_m)
         r_th = np.clip(port_resistance(self.c, self.bank, op), *_RS_RANGE)
-        v_th = np.tile((op.v_cell + r_th * op.i_cell)[:, None], (1, self.substeps + 1))
-        self.P[:, _IX0], self.P[:, _IW0], self.P[:, _IRS] = gap_m, width_m, r_th
-        for sweep in range(1, 50):
+        # the array's cell voltage and current at each sub-step of the plateau
+        v = np.tile(op.v_cell[:, None], (1, K + 1))
+        i = np.tile(op.i_cell[:, None], (1, K + 1))
+        v_th = v + r_th[:, None] * i
+        self.P[:, _IX0], self.P[:, _IW0] = gap_m, width_m
+        for sweep in range(1, MAX_SWEEPS + 1):
+            self.P[:, _IRS] = r_th
             y = self._integrate(v_th)
             gaps = gap_m[:, None] + y[:, :, _UGAP] * NM
             widths = width_m[:, None] + y[:, :, _UWIDTH] * NM
-            # the array at the states of the plateau's end, then (when they moved the
-            # voltages) at every sub-step
-            todo = [self.substeps] if sweep == 1 else range(1, self.substeps + 1)
-            new = v_th.copy()
+            v_dev = y[:, : K + 1, _UMID]  # the cell's voltage in its Thevenin circuit
+            # the array at the states of the plateau's end; at every sub-step once they
+            # moved the voltages
+            todo = [K] if sweep == 1 else list(range(1, K + 1))
             for k in todo:
                 o = self.solve(gaps[:, k], widths[:, k])
-                new[:, k] = o.v_cell + r_th * o.i_cell
-            if np.max(np.abs(new - v_th)) <= self.vtol:
+                v[:, k], i[:, k] = o.v_cell, o.i_cell
+            miss = float(np.max(np.abs(v[:, todo] - v_dev[:, todo])))
+            if miss <= self.vtol:
                 return gaps[:, -1], widths[:, -1], op.v_cell
-            if sweep == 1:
-                for k in range(1, self.substeps):  # start from the end's correction
-                    new[:, k] = v_th[:, k] + (new[:, -1] - v_th[:, -1]) * k / self.substeps
-            v_th = new
             self.relaxations += 1
-        raise ConvergenceError("the quasi-static write did not settle: the cells' "
-                               "voltages kept moving by more than "
-                               f"{self.vtol:g} V across relaxation sweeps", analysis="tran")
+            if sweep == 1:
+                for k in range(1, K):
+                    o = self.solve(gaps[:, k], widths[:, k])
+                    v[:, k], i[:, k] = o.v_cell, o.i_cell
+            r_th = _load_line(v, i, r_th)
+            v_th = v + r_th[:, None] * i
+        raise ConvergenceError(
+            f"the quasi-static write did not settle in {MAX_SWEEPS} relaxation sweeps: the "
+            f"cells' voltages still differ from the array's by {miss:.3g} V (vtol "
+            f"{self.vtol:g} V); more substeps may help", analysis="tran")
 
     def _integrate(self, v_th: np.ndarray) -> np.ndarray:
         """Unknowns of every cell at the plateau's sub-steps and at the period's end."""
