@@ -316,6 +316,27 @@ def _read(P: np.ndarray, gap_m: np.ndarray, width_m: np.ndarray,
     return V_READ / current, bank
 
 
+def check_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
+                scheme: str = "v/2", substeps: int = 8, vtol: float = 1e-4) -> float:
+    """Every input of :func:`write` checked (an InputError naming the first bad one);
+    returns the wire delay (s, :func:`wire_time_constant`)."""
+    if spec.topology == "1t1r":
+        raise InputError("write schemes v/2, v/3 and float bias crossbar lines: take a 1r "
+                         "or 1s1r array (1t1r writes select by the word line)")
+    if scheme not in SCHEMES:
+        raise InputError(f"bias scheme {scheme!r}: valid are {', '.join(SCHEMES)}")
+    m, n = spec.shape
+    if not (isinstance(cell, tuple) and len(cell) == 2 and 0 <= cell[0] < m
+            and 0 <= cell[1] < n):
+        raise InputError(f"cell {cell!r} is outside the {m} x {n} array")
+    if not isinstance(pulse, PulseTrain):
+        raise InputError(f"pulse must be a PulseTrain, got {pulse!r}")
+    if not isinstance(substeps, int) or not 1 <= substeps <= 1000:
+        raise InputError(f"substeps = {substeps!r}: valid is [1, 1000]")
+    _finite(vtol, "vtol (V)", 1e-9, 1.0)
+    return check_quasi_static(spec, pulse)
+
+
 def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str = "v/2",
           states: States | None = None, substeps: int = 8, vtol: float = 1e-4,
           options=None, progress: Callable[[int], None] | None = None) -> WriteResult:
@@ -325,17 +346,8 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
     sub-stepped; ``options``: the integrator's :class:`rram.engine.run.Options`;
     ``progress(k)`` is called after pulse k."""
     t0 = time.perf_counter()
-    if spec.topology == "1t1r":
-        raise InputError("write schemes v/2, v/3 and float bias crossbar lines: take a 1r "
-                         "or 1s1r array (1t1r writes select by the word line)")
+    tau = check_write(spec, cell, pulse, scheme, substeps, vtol)
     m, n = spec.shape
-    if not (isinstance(cell, tuple) and len(cell) == 2 and 0 <= cell[0] < m
-            and 0 <= cell[1] < n):
-        raise InputError(f"cell {cell!r} is outside the {m} x {n} array")
-    if not isinstance(substeps, int) or not 1 <= substeps <= 1000:
-        raise InputError(f"substeps = {substeps!r}: valid is [1, 1000]")
-    _finite(vtol, "vtol (V)", 1e-9, 1.0)
-    tau = check_quasi_static(spec, pulse)
     P = with_states(spec, cell_parameters(spec), states)
     gap, width = P[:, _IX0].copy(), P[:, _IW0].copy()
     engine = _Pulse(spec, cell, scheme, pulse, P, substeps, vtol, options)
@@ -357,4 +369,5 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
 
 
 __all__ = ["RC_RATIO", "SCHEMES", "PulseTrain", "WriteResult", "check_quasi_static",
+           "check_write",
            "half_selected", "line_bias", "wire_time_constant", "write", "write_circuit"]
