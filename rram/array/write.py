@@ -63,6 +63,8 @@ _IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 _IRS = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("rs")
 _UMID, _UGAP, _UWIDTH = 0, 4, 5  # rram.engine.run.UNKNOWNS: mid (= te), dgap, dwidth
 MAX_SWEEPS = 40
+#: Sample points on each edge of a pulse.
+EDGE_POINTS = 4
 _RS_RANGE = (1e-6, 1e9)  # the resistor circuit's rs range (rram.circuits)
 
 
@@ -208,11 +210,12 @@ class WriteResult:
 
 
 def _load_line(v: np.ndarray, i: np.ndarray, r_th: np.ndarray) -> np.ndarray:
-    """Thevenin resistances (Ω) for the next relaxation sweep: a cell whose chord
-    conductance changed more than 2x over the plateau (it switches, and its own current
-    moves its voltage along a nonlinear load line, e.g. through a selector) takes the
-    secant of the array's (i, v) between the plateau's start and end, when positive;
-    the others keep ``r_th``."""
+    """Thevenin resistances (Ω) for the next relaxation sweep, from the array's cell
+    voltages ``v`` and currents ``i`` (V, A; columns: before and after the pulse, at
+    the plateau's bias): a cell whose chord conductance changed more than 2x (it
+    switches, and its own current moves its voltage along a nonlinear load line, e.g.
+    through a selector) takes the secant between the two, when positive; the others
+    keep ``r_th``."""
     with np.errstate(divide="ignore", invalid="ignore"):
         g0, g1 = np.abs(i[:, 0] / v[:, 0]), np.abs(i[:, -1] / v[:, -1])
         secant = -(v[:, -1] - v[:, 0]) / (i[:, -1] - i[:, 0])
@@ -223,77 +226,99 @@ def _load_line(v: np.ndarray, i: np.ndarray, r_th: np.ndarray) -> np.ndarray:
 
 class _Pulse:
     """One pulse of every cell as a device of the resistor circuit (see the module
-    docstring); the array and the cells' banks are reused across pulses."""
+    docstring); the array and the cells' banks are reused across pulses.
+
+    Sample points (where the array may be solved and the cells' Thevenin voltages are
+    breakpoints): :data:`EDGE_POINTS` on each edge (sources at that fraction of their
+    plateau value) and ``substeps`` on the plateau."""
 
     def __init__(self, spec: ArraySpec, cell: tuple[int, int], scheme: str,
                  pulse: PulseTrain, P: np.ndarray, substeps: int, vtol: float,
                  options) -> None:
         self.c = write_circuit(spec, cell, scheme, pulse.amplitude, P)
         self.bank = CellBank(P)
-        self.pulse, self.substeps, self.vtol, self.options = pulse, substeps, vtol, options
+        self.pulse, self.vtol, self.options = pulse, vtol, options
         tail = np.array([p.default for p in CIRCUIT_PARAMETERS])
         self.P = np.hstack([P, np.tile(tail, (len(P), 1))])
-        p = pulse
-        self.t_plateau = p.rise + p.width * np.arange(substeps + 1) / substeps
-        self.times = np.concatenate([[0.0], self.t_plateau,
-                                     [p.rise + p.width + p.fall, p.period]])
+        p, E = pulse, EDGE_POINTS
+        up = np.arange(1, E + 1) / E  # the rise's points, its end (the plateau's start) last
+        down = 1 - np.arange(1, E) / E  # the fall's points before its end (0 V)
+        plateau = np.arange(1, substeps + 1) / substeps
+        self.t = np.concatenate([p.rise * up, p.rise + p.width * plateau,
+                                 p.rise + p.width + p.fall * (1 - down)])
+        self.scale = np.concatenate([up, np.ones(substeps), down])
+        self.k_start, self.k_end = E - 1, E - 1 + substeps  # the plateau's ends
+        self.times = np.concatenate([[0.0], self.t, [p.rise + p.width + p.fall, p.period]])
+        self._circuits = {1.0: self.c}
         self.solves = 0
         self.relaxations = 0
         self._x: np.ndarray | None = None
 
-    def solve(self, gap_m: np.ndarray, width_m: np.ndarray) -> OperatingPoint:
+    def solve(self, gap_m: np.ndarray, width_m: np.ndarray, scale: float = 1.0
+              ) -> OperatingPoint:
+        """The array with its sources at ``scale`` times the plateau, cells at the
+        given states (m)."""
+        c = self._circuits.get(scale)
+        if c is None:
+            c = self._circuits[scale] = dataclasses.replace(self.c, volts=self.c.volts * scale)
         self.bank.P[:, _IX0], self.bank.P[:, _IW0] = gap_m, width_m
-        op = operating_point(self.c, self.bank, self._x)
-        self._x = op.v[np.setdiff1d(np.arange(self.c.n_nets), self.c.src)]
+        op = operating_point(c, self.bank, self._x if scale == 1.0 else None)
+        if scale == 1.0:
+            self._x = op.v[np.setdiff1d(np.arange(c.n_nets), c.src)]
         self.solves += 1
         return op
 
     def run(self, gap_m: np.ndarray, width_m: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """States (m) after the pulse and its gap; the cells' plateau voltages (V)."""
-        K = self.substeps
         op = self.solve(gap_m, width_m)
         r_th = np.clip(port_resistance(self.c, self.bank, op), *_RS_RANGE)
-        # the array's cell voltage and current at each sub-step of the plateau
-        v = np.tile(op.v_cell[:, None], (1, K + 1))
-        i = np.tile(op.i_cell[:, None], (1, K + 1))
+        # the array's cell voltage and current at each sample, first guessed as the
+        # plateau's start scaled by the sources
+        v = op.v_cell[:, None] * self.scale[None, :]
+        i = op.i_cell[:, None] * self.scale[None, :]
         v_th = v + r_th[:, None] * i
         self.P[:, _IX0], self.P[:, _IW0] = gap_m, width_m
+        every = list(range(len(self.t)))
         for sweep in range(1, MAX_SWEEPS + 1):
             self.P[:, _IRS] = r_th
             y = self._integrate(v_th)
             gaps = gap_m[:, None] + y[:, :, _UGAP] * NM
             widths = width_m[:, None] + y[:, :, _UWIDTH] * NM
-            v_dev = y[:, : K + 1, _UMID]  # the cell's voltage in its Thevenin circuit
-            # the array at the states of the plateau's end; at every sub-step once they
+            # the array at the states of the plateau's ends; at every sample once they
             # moved the voltages
-            todo = [K] if sweep == 1 else list(range(1, K + 1))
+            todo = [self.k_start, self.k_end] if sweep == 1 else every
             for k in todo:
-                o = self.solve(gaps[:, k], widths[:, k])
+                o = self.solve(gaps[:, k], widths[:, k], float(self.scale[k]))
                 v[:, k], i[:, k] = o.v_cell, o.i_cell
-            miss = float(np.max(np.abs(v[:, todo] - v_dev[:, todo])))
-            if miss <= self.vtol:
+            moved = float(np.max(np.abs(v[:, todo] + r_th[:, None] * i[:, todo]
+                                        - v_th[:, todo])))
+            if moved <= self.vtol:
                 return gaps[:, -1], widths[:, -1], op.v_cell
             self.relaxations += 1
             if sweep == 1:
-                for k in range(1, K):
-                    o = self.solve(gaps[:, k], widths[:, k])
-                    v[:, k], i[:, k] = o.v_cell, o.i_cell
-            r_th = _load_line(v, i, r_th)
+                for k in every:
+                    if k not in todo:
+                        o = self.solve(gaps[:, k], widths[:, k], float(self.scale[k]))
+                        v[:, k], i[:, k] = o.v_cell, o.i_cell
+            # the load line between the plateau's bias at the states before the pulse
+            # and at the plateau's end
+            r_th = _load_line(np.stack([op.v_cell, v[:, self.k_end]], 1),
+                              np.stack([op.i_cell, i[:, self.k_end]], 1), r_th)
             v_th = v + r_th[:, None] * i
         raise ConvergenceError(
             f"the quasi-static write did not settle in {MAX_SWEEPS} relaxation sweeps: the "
-            f"cells' voltages still differ from the array's by {miss:.3g} V (vtol "
+            f"cells' Thevenin voltages still moved by {moved:.3g} V (vtol "
             f"{self.vtol:g} V); more substeps may help", analysis="tran")
 
     def _integrate(self, v_th: np.ndarray) -> np.ndarray:
-        """Unknowns of every cell at the plateau's sub-steps and at the period's end."""
+        """Unknowns of every cell at the sample points and at the period's end."""
         from ..engine.run import integrate_arrays
 
         n = len(v_th)
         TP = np.tile(self.times, (n, 1))
         VP = np.hstack([np.zeros((n, 1)), v_th, np.zeros((n, 2))])
-        OUT = np.tile(np.append(self.t_plateau, self.times[-1]), (n, 1))
+        OUT = np.tile(np.append(self.t, self.times[-1]), (n, 1))
         ICC = np.ones((n, TP.shape[1] - 1))
         out, status, _, _ = integrate_arrays("resistor", self.P, TP, VP, ICC,
                                                  np.zeros(n), OUT, self.options)
@@ -302,8 +327,6 @@ class _Pulse:
             d = int(bad[0])
             raise ConvergenceError(f"cell {d} failed in its write pulse: "
                                    f"{Status(int(status[d])).text}", analysis="tran", device=d)
-        # the plateau's sub-steps 0..substeps, then the end of the period (after the
-        # fall and the gap)
         return out
 
 
