@@ -3,8 +3,9 @@
     python benchmarks/bench_write.py [--sizes 8 32 64] [--count 100] [--amplitude 1.7]
                                      [--schemes v/2] [--no-spice]
 
-Every cell of an N x N 1R crossbar (default wires) starts in the HRS; the cell
-(N/2 − 1, N/2) gets ``--count`` SET pulses of ``--amplitude`` V / 1 µs under each
+Every cell of an N x N 1R crossbar (default wires) starts in the HRS (a positive
+``--amplitude``: SET pulses) or in the LRS (negative: RESET pulses); the cell
+(N/2 − 1, N/2) gets ``--count`` pulses of ``--amplitude`` V / 1 µs under each
 scheme.  For each case: the native write's time, array solves and relaxation sweeps, the
 half-selected cells' resistance changes (smallest, median, largest |R/R0 − 1|), the
 unselected cells' largest, and (V/2 and ``--spice``) the same write as an ngspice
@@ -34,7 +35,7 @@ def case(n: int, count: int, amplitude: float, scheme: str, spice: bool) -> dict
     from rram.array.write import PulseTrain, write
 
     spec = ArraySpec("1r", n, n)
-    states = pattern_states(np.zeros((n, n), bool))
+    states = pattern_states(np.full((n, n), amplitude < 0))
     cell = (n // 2 - 1, n // 2)
     pulse = PulseTrain(amplitude, 1e-6, count)
     r = write(spec, cell, pulse, scheme, states)
@@ -65,7 +66,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[8, 32, 64])
     ap.add_argument("--count", type=int, default=100)
-    ap.add_argument("--amplitude", type=float, default=1.7)
+    ap.add_argument("--amplitude", type=float, default=1.7,
+                    help="V; > 0: SET pulses on an all-HRS array, < 0: RESET on all-LRS")
     ap.add_argument("--schemes", nargs="*", default=["v/2", "v/3", "float"])
     ap.add_argument("--no-spice", action="store_true")
     ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
@@ -77,8 +79,8 @@ def main() -> None:
     for n in args.sizes:
         for scheme in args.schemes:
             spice = "1" if scheme == "v/2" and not args.no_spice else "0"
-            run = subprocess.run([sys.executable, __file__, "--amplitude",
-                                  str(args.amplitude), "--one", str(n), str(args.count),
+            run = subprocess.run([sys.executable, __file__,
+                                  f"--amplitude={args.amplitude}", "--one", str(n), str(args.count),
                                   scheme, spice], capture_output=True, text=True)
             if run.returncode:
                 print(f"{n}x{n} {scheme}: failed\n{run.stderr[-2000:]}", flush=True)
