@@ -63,6 +63,8 @@ _IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 _IRS = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("rs")
 _UMID, _UGAP, _UWIDTH = 0, 4, 5  # rram.engine.run.UNKNOWNS: mid (= te), dgap, dwidth
 MAX_SWEEPS = 40
+#: Relative change of a cell's chord conductance that refreshes the Thevenin resistances.
+REFRESH = 0.1
 #: Sample points on each edge of a pulse.
 EDGE_POINTS = 4
 _RS_RANGE = (1e-6, 1e9)  # the resistor circuit's rs range (rram.circuits)
@@ -253,6 +255,8 @@ class _Pulse:
         self.solves = 0
         self.relaxations = 0
         self._x: np.ndarray | None = None
+        self._r_th: np.ndarray | None = None
+        self._g_ref: np.ndarray | None = None
 
     def solve(self, gap_m: np.ndarray, width_m: np.ndarray, scale: float = 1.0
               ) -> OperatingPoint:
@@ -268,11 +272,26 @@ class _Pulse:
         self.solves += 1
         return op
 
+    def _port_resistance(self, op: OperatingPoint) -> np.ndarray:
+        """The cells' Thevenin resistances (Ω) at ``op``, recomputed only when some
+        cell's chord conductance moved by more than :data:`REFRESH` since the last time
+        (the relaxation's fixed point does not depend on them, its speed does)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.where(np.abs(op.v_cell) > 1e-3, op.i_cell / op.v_cell, np.nan)
+        if self._r_th is not None:
+            with np.errstate(invalid="ignore"):
+                moved = np.abs(g / self._g_ref - 1)
+            if not np.any(moved > REFRESH):  # NaN (a cell near 0 V) does not count
+                return self._r_th.copy()
+        self._r_th = np.clip(port_resistance(self.c, self.bank, op), *_RS_RANGE)
+        self._g_ref = g
+        return self._r_th.copy()
+
     def run(self, gap_m: np.ndarray, width_m: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """States (m) after the pulse and its gap; the cells' plateau voltages (V)."""
         op = self.solve(gap_m, width_m)
-        r_th = np.clip(port_resistance(self.c, self.bank, op), *_RS_RANGE)
+        r_th = self._port_resistance(op)
         # the array's cell voltage and current at each sample, first guessed as the
         # plateau's start scaled by the sources
         v = op.v_cell[:, None] * self.scale[None, :]
@@ -322,7 +341,7 @@ class _Pulse:
         ICC = np.ones((n, TP.shape[1] - 1))
         out, status, _, _ = integrate_arrays("resistor", self.P, TP, VP, ICC,
                                                  np.zeros(n), OUT, self.options)
-        bad = np.flatnonzero([not succeeded(s) for s in status])
+        bad = np.flatnonzero(~succeeded(status))
         if bad.size:
             d = int(bad[0])
             raise ConvergenceError(f"cell {d} failed in its write pulse: "
