@@ -78,6 +78,15 @@ def test_a_floating_scheme_drives_only_the_selected_lines():
     assert np.all(np.abs(r.v_first[h]) < SET.amplitude / 2)
 
 
+def test_a_cell_slow_against_the_pulse_edges_is_a_warning():
+    """Floating lines charge through the cells: megaohm Thevenin resistances into their
+    capacitance, slow against 10 ps edges."""
+    with pytest.warns(UserWarning, match="RC through the array"):
+        r = write(ArraySpec("1r", 4, 4), CELL, PulseTrain(1.8, 1e-6, 1, rise=1e-11,
+                                                          fall=1e-11), "float", HRS)
+    assert r.tau_cells > 1e-11
+
+
 def test_a_pulse_short_against_the_wire_rc_is_refused():
     spec = ArraySpec("1r", 4, 4, r_driver=1e6, r_sense=1e6,
                      row_metal=Metal(rho=1e-4), col_metal=Metal(rho=1e-4))

@@ -93,6 +93,7 @@ def provenance(spec: ArraySpec, result: WriteResult, pattern: str | None = None)
                   **{f"{k}": v for k, v in dataclasses.asdict(result.pulse).items()},
                   "v_read_V": V_READ, "engine": "native quasi-static (rram.array.write)"},
         "wire_elmore_delay_s": result.tau,
+        "cell_rc_s": result.tau_cells,
         "array_solves": result.array_solves,
         "relaxation_sweeps": result.relaxations,
         "seconds": result.seconds,

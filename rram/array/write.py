@@ -38,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,6 +62,8 @@ RC_RATIO = 10.0
 V_READ = 0.1
 _IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 _IRS = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("rs")
+_ICD = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("cd")
+_ICP = PARAMETER_NAMES.index("cp")
 _UMID, _UGAP, _UWIDTH = 0, 4, 5  # rram.engine.run.UNKNOWNS: mid (= te), dgap, dwidth
 MAX_SWEEPS = 40
 #: Relative change of a cell's chord conductance that refreshes the Thevenin resistances.
@@ -179,7 +182,10 @@ class WriteResult:
     resistance read on its own at :data:`V_READ` after each pulse ``r_history``
     (Ω, (count + 1, rows, cols), before the first pulse first), the RRAM voltage of
     every cell on the first pulse's plateau ``v_first`` (V), the wire delay ``tau``
-    (s), array solves and relaxation sweeps, and the time (s)."""
+    (s), the largest RC of a cell through the array ``tau_cells`` (s: its Thevenin
+    resistance into its own, its node's and a line's capacitance, of the cells at a
+    tenth of the write voltage or more), array solves and
+    relaxation sweeps, and the time (s)."""
 
     cell: tuple[int, int]
     scheme: str
@@ -189,6 +195,7 @@ class WriteResult:
     r_history: np.ndarray
     v_first: np.ndarray
     tau: float
+    tau_cells: float
     array_solves: int
     relaxations: int
     seconds: float
@@ -256,6 +263,10 @@ class _Pulse:
         self.relaxations = 0
         self._x: np.ndarray | None = None
         self._r_th: np.ndarray | None = None
+        self.tau_cells = 0.0
+        self.c_line = max((mt.c_ground + 4 * mt.c_couple) * k * spec.pitch
+                          for mt, k in ((spec.row_metal, spec.cols),
+                                        (spec.col_metal, spec.rows)))
         self._g_ref: np.ndarray | None = None
 
     def solve(self, gap_m: np.ndarray, width_m: np.ndarray, scale: float = 1.0
@@ -285,6 +296,16 @@ class _Pulse:
                 return self._r_th.copy()
         self._r_th = np.clip(port_resistance(self.c, self.bank, op), *_RS_RANGE)
         self._g_ref = g
+        # each cell's own RC: its Thevenin resistance into its capacitance, the device
+        # circuit's node capacitance and a whole line's (an undriven line charges
+        # through the cells); of the cells that take a tenth of the write voltage or
+        # more (the others hardly move: an unselected 1S1R cell's middle node charges
+        # through its off selector, slowly and to nothing)
+        cap = self.P[:, _ICP] + self.P[:, _ICD] + self.c_line
+        loaded = np.abs(op.v_cell) >= 0.1 * abs(self.pulse.amplitude)
+        if loaded.any():
+            self.tau_cells = max(self.tau_cells,
+                                 float(np.max((self._r_th * cap)[loaded])))
         return self._r_th.copy()
 
     def run(self, gap_m: np.ndarray, width_m: np.ndarray
@@ -358,6 +379,16 @@ def _read(P: np.ndarray, gap_m: np.ndarray, width_m: np.ndarray,
     return V_READ / current, bank
 
 
+def _warn_slow_cells(tau: float, pulse: PulseTrain) -> None:
+    """A warning when the cells' own RC (s) is not short against the pulse's edges and
+    width: an undriven line that charges through high-resistance cells."""
+    if pulse.width < RC_RATIO * tau or min(pulse.rise, pulse.fall) < tau:
+        warnings.warn(f"a cell's RC through the array ({tau:.3g} s) is not short against "
+                      f"the pulse (edges {pulse.rise:g}/{pulse.fall:g} s, width "
+                      f"{pulse.width:g} s): the quasi-static write lags less than a "
+                      "transient would", stacklevel=3)
+
+
 def check_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
                 scheme: str = "v/2", substeps: int = 8, vtol: float = 1e-4) -> float:
     """Every input of :func:`write` checked (an InputError naming the first bad one);
@@ -400,6 +431,7 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
         gap, width, v_cell = engine.run(gap, width)
         if v_first is None:
             v_first = v_cell
+            _warn_slow_cells(engine.tau_cells, pulse)
         history[k + 1], _ = _read(P, gap, width, reader)
         if progress is not None:
             progress(k + 1)
@@ -407,6 +439,7 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
     return WriteResult(cell, scheme, pulse, s0,
                        States(gap.reshape(m, n) / NM, width.reshape(m, n) / NM),
                        history.reshape(-1, m, n), np.asarray(v_first).reshape(m, n), tau,
+                       engine.tau_cells,
                        engine.solves, engine.relaxations, time.perf_counter() - t0)
 
 

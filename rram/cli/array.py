@@ -285,7 +285,7 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
              f"half-selected |dR/R| max {s['half_selected_max']:.4g}, median "
              f"{s['half_selected_median']:.4g}; unselected max {s['unselected_max']:.4g}; "
              f"{result.array_solves} array solves, {result.seconds:.3g} s (wire Elmore "
-             f"delay {result.tau:.3g} s)")
+             f"delay {result.tau:.3g} s, largest cell RC {result.tau_cells:.3g} s)")
     return result
 
 
