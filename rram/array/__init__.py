@@ -6,12 +6,17 @@
   :class:`rram.netlist.Netlist` (which prints the ngspice deck, :mod:`.export`);
 * :mod:`.cells`: the cells' cards (D2D draws) and frozen states, condensed to I(V);
 * :mod:`.solve`: the sparse Newton DC engine and the linear fast path;
-* :mod:`.read`: reads and vector–matrix products; :mod:`.rc`: RC delay of the wires.
+* :mod:`.read`: reads and vector–matrix products; :mod:`.rc`: RC delay of the wires;
+* :mod:`.write`: quasi-static pulse trains (V/2, V/3, floating lines) with the model's
+  kinetics; :mod:`.disturb`: the half-select disturb map; :mod:`.write_spice`: the same
+  write as an ngspice transient.
 """
 
 from .cells import States, named_pattern, pattern_states
 from .read import ReadResult, VmmResult, read, vmm
 from .spec import ArraySpec, Metal, Selector, Transistor
+from .write import PulseTrain, WriteResult, write
 
-__all__ = ["ArraySpec", "Metal", "ReadResult", "Selector", "States", "Transistor",
-           "VmmResult", "named_pattern", "pattern_states", "read", "vmm"]
+__all__ = ["ArraySpec", "Metal", "PulseTrain", "ReadResult", "Selector", "States",
+           "Transistor", "VmmResult", "WriteResult", "named_pattern", "pattern_states",
+           "read", "vmm", "write"]

@@ -370,9 +370,10 @@ class _Pulse:
         return out
 
 
-def _read(P: np.ndarray, gap_m: np.ndarray, width_m: np.ndarray,
+def cell_resistance(P: np.ndarray, gap_m: np.ndarray, width_m: np.ndarray,
           bank: CellBank | None = None) -> tuple[np.ndarray, CellBank]:
-    """Every cell's resistance on its own at :data:`V_READ` (Ω)."""
+    """Every cell's resistance on its own at :data:`V_READ` (Ω), its states ``gap_m``,
+    ``width_m`` (m) on the card rows ``P``; ``bank``: reused (warm start)."""
     bank = bank or CellBank(P.copy())
     bank.P[:, _IX0], bank.P[:, _IW0] = gap_m, width_m
     current, _ = bank.evaluate(np.full(len(P), V_READ))
@@ -425,14 +426,14 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
     gap, width = P[:, _IX0].copy(), P[:, _IW0].copy()
     engine = _Pulse(spec, cell, scheme, pulse, P, substeps, vtol, options)
     history = np.empty((pulse.count + 1, m * n))
-    history[0], reader = _read(P, gap, width)
+    history[0], reader = cell_resistance(P, gap, width)
     v_first = None
     for k in range(pulse.count):
         gap, width, v_cell = engine.run(gap, width)
         if v_first is None:
             v_first = v_cell
             _warn_slow_cells(engine.tau_cells, pulse)
-        history[k + 1], _ = _read(P, gap, width, reader)
+        history[k + 1], _ = cell_resistance(P, gap, width, reader)
         if progress is not None:
             progress(k + 1)
     s0 = States(P[:, _IX0].reshape(m, n) / NM, P[:, _IW0].reshape(m, n) / NM)
@@ -444,5 +445,5 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
 
 
 __all__ = ["RC_RATIO", "SCHEMES", "PulseTrain", "WriteResult", "check_quasi_static",
-           "check_write",
+           "cell_resistance", "check_write",
            "half_selected", "line_bias", "wire_time_constant", "write", "write_circuit"]

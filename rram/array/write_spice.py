@@ -21,7 +21,7 @@ from ..equations import NM
 from .cells import States, cell_parameters, with_states
 from .export import frozen_osdi, render_write, state_nets
 from .spec import ArraySpec
-from .write import V_READ, PulseTrain, _read, check_quasi_static, write_circuit
+from .write import V_READ, PulseTrain, cell_resistance, check_quasi_static, write_circuit
 
 _IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 
@@ -67,8 +67,8 @@ def ngspice_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
     dgap = np.array([float(vec[f"v({g})"][-1]) for g, _ in nets])
     dwidth = np.array([float(vec[f"v({w})"][-1]) for _, w in nets])
     gap, width = P[:, _IX0] + dgap * NM, P[:, _IW0] + dwidth * NM
-    r0, bank = _read(P, P[:, _IX0], P[:, _IW0])
-    r, _ = _read(P, gap, width, bank)
+    r0, bank = cell_resistance(P, P[:, _IX0], P[:, _IW0])
+    r, _ = cell_resistance(P, gap, width, bank)
     m, n = spec.shape
     return SpiceWrite(States(gap.reshape(m, n) / NM, width.reshape(m, n) / NM),
                       r0.reshape(m, n), r.reshape(m, n), len(deck), seconds)
