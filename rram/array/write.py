@@ -444,6 +444,6 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
                        engine.solves, engine.relaxations, time.perf_counter() - t0)
 
 
-__all__ = ["RC_RATIO", "SCHEMES", "PulseTrain", "WriteResult", "check_quasi_static",
-           "cell_resistance", "check_write",
-           "half_selected", "line_bias", "wire_time_constant", "write", "write_circuit"]
+__all__ = ["RC_RATIO", "SCHEMES", "PulseTrain", "WriteResult", "cell_resistance",
+           "check_quasi_static", "check_write", "half_selected", "line_bias",
+           "wire_time_constant", "write", "write_circuit"]
