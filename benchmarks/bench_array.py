@@ -2,6 +2,7 @@
 
     python benchmarks/bench_array.py [--linear 256 512 1024] [--nonlinear 64 128 256]
                                      [--vectors 10] [--spice 32]
+                                     [--mc 128 --samples 1000 --workers 2]
 
 * Linear path (1R, every cell a fixed chord conductance, random LRS/HRS pattern): the
   time to assemble, order (nested dissection) and factorise the nodal matrix (SuperLU)
@@ -9,6 +10,8 @@
 * Nonlinear read (1R and 1S1R, the model's cells, Newton on the array): the total time,
   Newton iterations and the cells' condensation time share.
 * ``--spice N``: the same N x N 1R read in ngspice (OSDI cells), side by side.
+* ``--mc N``: a Monte Carlo of the VMM accuracy over ``--samples`` N x N 1R arrays (the
+  default variation, a random pattern, ``--vectors`` inputs), in ``--workers`` processes.
 
 Each figure is measured in its own process, so the reported peak resident memory
 (``ru_maxrss``) belongs to that case.  The first case of a fresh checkout also pays the
@@ -101,6 +104,27 @@ def spice(n: int) -> dict:
             "peak_MB": _peak_mb()}
 
 
+def monte_carlo(n: int, samples: int, vectors: int, workers: int) -> dict:
+    from rram.array.accuracy import vmm_monte_carlo
+    from rram.array.cells import named_pattern, pattern_states
+    from rram.array.spec import ArraySpec, Metal
+    from rram.variation import default_variation
+
+    spec = ArraySpec("1r", n, n, row_metal=Metal(rho=1e-7), col_metal=Metal(rho=1e-7),
+                     variation=default_variation())
+    states = pattern_states(named_pattern("random", (n, n), 1))
+    x = np.random.default_rng(0).uniform(0, 0.2, (vectors, n))
+    t0 = time.perf_counter()
+    study = vmm_monte_carlo(spec, x, samples, 1, states, workers=workers, progress=False)
+    seconds = time.perf_counter() - t0
+    q = study.summary()
+    return {"case": f"vmm-mc {n}x{n}", "samples": samples, "workers": workers,
+            "seconds": seconds, "s_per_array": seconds / samples,
+            "rel_err_median": float(q.loc["relative_error", "q50"]),
+            "variation_rel_err_median": float(q.loc["variation_relative_error", "q50"]),
+            "peak_MB": _peak_mb()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--linear", type=int, nargs="*", default=[256, 512, 1024])
@@ -108,6 +132,9 @@ def main() -> None:
     ap.add_argument("--topologies", nargs="*", default=["1r", "1s1r"])
     ap.add_argument("--vectors", type=int, default=10)
     ap.add_argument("--spice", type=int, nargs="*", default=[32])
+    ap.add_argument("--mc", type=int, nargs="*", default=[128])
+    ap.add_argument("--samples", type=int, default=1000)
+    ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--case", help=argparse.SUPPRESS)  # one case, in a child process
     args = ap.parse_args()
     if args.case:
@@ -116,6 +143,8 @@ def main() -> None:
             out = linear(int(rest), args.vectors)
         elif kind == "spice":
             out = spice(int(rest))
+        elif kind == "mc":
+            out = monte_carlo(int(rest), args.samples, args.vectors, args.workers)
         else:
             topo, size = rest.split(",")
             out = nonlinear(int(size), topo)
@@ -124,9 +153,12 @@ def main() -> None:
     cases = [f"linear:{n}" for n in args.linear]
     cases += [f"nonlinear:{t},{n}" for t in args.topologies for n in args.nonlinear]
     cases += [f"spice:{n}" for n in args.spice]
+    cases += [f"mc:{n}" for n in args.mc]
     for case in cases:
         proc = subprocess.run([sys.executable, __file__, "--case", case, "--vectors",
-                               str(args.vectors)], capture_output=True, text=True)
+                               str(args.vectors), "--samples", str(args.samples),
+                               "--workers", str(args.workers)], capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             print(f"{case}: failed\n{proc.stderr[-2000:]}")
             continue

@@ -11,7 +11,8 @@
   provenance ``mc.csv.json``, ``plots/`` with the probit CDFs, histograms, R versus cycle
   and ``summary.csv``);
 * ``array/``: a 32 x 32 crossbar read (random data, D2D variation, resistive wires):
-  ``cells.csv`` and ``heat_maps.png`` (IR drop and cell voltages).
+  ``cells.csv`` and ``heat_maps.png`` (IR drop, cell voltages and the wires' current
+  against the electromigration limit).
 """
 
 from __future__ import annotations
@@ -123,8 +124,13 @@ def _array(card: Card, out: Path, log) -> None:
     df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(), "v_cell_V": r.v_cell.ravel(),
                        "i_cell_A": r.i_cell.ravel(), "line_drop_V": r.line_drop.ravel()})
     write_atomic(out / "cells.csv", lambda p: df.to_csv(p, index=False))
-    plots.array_heat_maps(r, out / "heat_maps.png", f"1r {n}x{n} at 0.2 V")
-    log(f"  array: worst IR drop {r.worst_drop * 1e3:.1f} mV of 200 mV")
+    from .array.wires import wire_currents
+
+    em = wire_currents(spec, r.circuit, r.v_nets)
+    plots.array_heat_maps(r, out / "heat_maps.png", f"1r {n}x{n} at 0.2 V",
+                          em=em.cell_map(spec))
+    log(f"  array: worst IR drop {r.worst_drop * 1e3:.1f} mV of 200 mV; worst wire current "
+        f"{em.worst_ratio:.2g} x the electromigration limit")
 
 
 def _monte_carlo(card: Card, out: Path, log) -> None:

@@ -21,9 +21,9 @@ Design choices
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 #: Argument above which :func:`safe_exp` continues linearly (C¹).  exp(40) ≈ 2.4e17.
 EXP_LIMIT = 40.0
@@ -495,15 +495,26 @@ def substitute(roots: list[Expr], mapping: Mapping[str, Operand]) -> list[Expr]:
     return [memo[id(r)] for r in roots]
 
 
-def evaluate(roots: list[Expr], env: Mapping[str, float]) -> list[float]:
-    """Scalar reference interpreter (slow; for tests and for checking printers)."""
-    vals: dict[int, float] = {}
+def evaluate(roots: Sequence[Expr], env: Mapping[str, Any],
+             functions: Mapping[str, Callable] | None = None) -> list[Any]:
+    """Values of ``roots`` with every symbol bound in ``env``: the reference interpreter.
+
+    With the default ``functions`` (each :data:`FUNCTIONS` entry's scalar ``evaluate``)
+    symbols are floats (slow; for tests and for checking printers).  With a table of
+    vectorised callables (e.g. numpy's) the same arithmetic runs on arrays: the array
+    engine evaluates its access devices over all cells at once this way."""
+    if functions is None:
+        functions = {name: f.evaluate for name, f in FUNCTIONS.items()}
+        bind: Callable = float
+    else:
+        bind = _as_float_array
+    vals: dict[int, Any] = {}
     for node in walk(roots):
         op = node.op
         if op == "num":
             v = node.value
         elif op == "sym":
-            v = float(env[node.name])
+            v = bind(env[node.name])
         elif op == "let":
             v = vals[id(node.args[0])]
         else:
@@ -519,9 +530,15 @@ def evaluate(roots: list[Expr], env: Mapping[str, float]) -> list[float]:
             elif op == "neg":
                 v = -xs[0]
             else:
-                v = FUNCTIONS[op].evaluate(*xs)
+                v = functions[op](*(bind(x) for x in xs))
         vals[id(node)] = v
     return [vals[id(r)] for r in roots]
+
+
+def _as_float_array(x: Any) -> Any:
+    import numpy as np
+
+    return np.asarray(x, dtype=float)
 
 
 def diff(expr: Expr, var: str, _memo: dict[tuple[int, str], Expr] | None = None) -> Expr:

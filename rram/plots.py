@@ -163,12 +163,21 @@ def read_disturb(p: Phenomenon, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-def array_heat_maps(read, path: str | Path, title: str = "array read") -> Path:
+def array_heat_maps(read, path: str | Path, title: str = "array read",
+                    em: np.ndarray | None = None) -> Path:
     """IR drop of the wires and RRAM voltage of every cell of an array read
-    (:class:`rram.array.read.ReadResult`), rows down and columns across."""
-    fig, (ax_drop, ax_v) = plt.subplots(1, 2, figsize=(11, 4.6))
-    for ax, data, label in ((ax_drop, 1e3 * read.line_drop, "wire IR drop (mV)"),
-                            (ax_v, read.v_cell, "cell voltage te-be (V)")):
+    (:class:`rram.array.read.ReadResult`), rows down and columns across; with ``em``,
+    a third map: the wires' electromigration ratio I/I_max next to each cell
+    (:meth:`rram.array.wires.WireCurrents.cell_map`)."""
+    panels = [(1e3 * read.line_drop, "wire IR drop (mV)"),
+              (read.v_cell, "cell voltage te-be (V)")]
+    if em is not None:
+        panels.append((em, "wire current / EM limit"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.6))
+    ax_drop, ax_v = axes[0], axes[1]
+    if em is not None:
+        axes[2].set_title(f"{title}: wire EM ratio (worst {np.max(em):.3g})")
+    for ax, (data, label) in zip(axes, panels, strict=True):
         im = ax.imshow(data, origin="upper", aspect="auto", cmap="viridis",
                        interpolation="nearest")
         fig.colorbar(im, ax=ax, label=label)
@@ -197,4 +206,32 @@ def disturb_heat_map(result, path: str | Path, title: str = "array write") -> Pa
     ax_d.set_title(f"{title}: disturb after {p.count} x {p.amplitude:g} V / {p.width:g} s "
                    f"({result.scheme})", fontsize=9)
     ax_v.set_title(f"{title}: cell voltage (x: selected)", fontsize=9)
+    return _save(fig, path)
+
+
+def vmm_accuracy_plot(acc, study, path: str | Path, title: str = "VMM") -> Path:
+    """Each column's relative RMS error against the target product (variation, wires,
+    both: :class:`rram.array.accuracy.VmmAccuracy`) and, given a Monte Carlo
+    ``study``, the distribution of the relative error over the arrays."""
+    panels = 2 if study is not None else 1
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
+    ax = axes[0, 0]
+    for name in ("variation", "wires", "both"):
+        s = getattr(acc, name)
+        ax.plot(100 * s.column_error, label=f"{name} ({100 * s.relative_error:.3g} %)")
+    ax.set(xlabel="column (far from the drivers →)", ylabel="column error (% RMS)",
+           title=f"{title}: error against the target")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    if study is not None:
+        ax = axes[0, 1]
+        for col, label in (("relative_error", "both"),
+                           ("relative_error_after_gain", "both, after gain"),
+                           ("variation_relative_error", "variation")):
+            x = np.sort(100 * study.frame[col].to_numpy(float))
+            ax.plot(x, (np.arange(1, x.size + 1) - 0.5) / x.size, label=label)
+        ax.set(xscale="log", xlabel="relative error (%)", ylabel="fraction of arrays",
+               title=f"{len(study.frame)} arrays")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
     return _save(fig, path)

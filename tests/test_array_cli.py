@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -37,14 +39,28 @@ def test_netlist_is_deterministic(run, tmp_path):
     assert a.read_text().rstrip().endswith(".end")
 
 
-def test_vmm_reports_the_error_against_the_ideal_product(run, tmp_path):
+def test_vmm_reports_the_error_against_the_target_product(run, tmp_path):
     out = tmp_path / "vmm.csv"
     r = run("array", "vmm", "--rows", "16", "--cols", "8", "--vectors", "3", "--rho", "2e-7",
-            "--out", str(out))
+            "--out", str(out), "--plot", str(tmp_path / "vmm.png"))
     assert r.exit_code == 0, r.output
-    assert "relative error against the ideal product" in r.output
+    assert "against the target product: relative error" in r.output
+    assert r.output.rstrip().endswith("variation alone 0")  # no --variation: cells = target
     df = pd.read_csv(out)
-    assert len(df) == 24 and (df.output_A < df.ideal_A).all()
+    assert len(df) == 24 and (df.output_A < df.target_A).all()
+    assert (tmp_path / "vmm.png").stat().st_size > 0
+
+
+def test_vmm_monte_carlo_writes_scores_and_provenance(run, tmp_path):
+    out = tmp_path / "mc.csv"
+    r = run("array", "vmm", "--rows", "8", "--cols", "8", "--vectors", "4", "--variation",
+            "default", "--samples", "6", "--mc-out", str(out), "--seed", "3")
+    assert r.exit_code == 0, r.output
+    assert "6 arrays in" in r.output
+    df = pd.read_csv(out)
+    assert list(df["sample"]) == list(range(6)) and df["seed"].nunique() == 6
+    side = json.loads((tmp_path / "mc.csv.json").read_text())
+    assert side["samples"] == 6 and side["study_seed"] == 3 and len(side["card_sha256"]) == 64
 
 
 def test_margin_prints_the_worst_case(run):
@@ -58,13 +74,73 @@ def test_margin_prints_the_worst_case(run):
     (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),
     (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
     (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
+    (["vmm", "--samples", "3"], "needs a variation spec with device-to-device entries"),
+    (["vmm", "--mc-out", "x.csv"], "--mc-out needs --samples"),
+    (["vmm", "--samples", "2", "--variation", "default", "--mc-out", "x.txt"],
+     "--mc-out x.txt: the file must end in .csv or .parquet"),
     (["read", "--variation", "missing.json"], "--variation 'missing.json'"),
+    (["margin", "--cell", "1;2"], "'1;2': give ROW,COL, corner or worst"),
+    (["margin", "--cell", "9,0", "--search"], "cell (9, 0) is outside the 8 x 8 array"),
+    (["margin", "--out", "w.csv"], "--out writes the searched patterns: give --search"),
+    (["margin", "--search", "--objective", "best"], "'best' is not one of"),
+    (["read", "--em-limit", "0"], "--em-limit 0: valid is > 0 A per um"),
+    (["read", "--j-max", "-1"], "j_max (A/m^2) = -1.0 must be a positive"),
+    (["read", "--heat", "--beta", "-0.01"], "beta = -0.01 1/K: valid is [0, 0.1]"),
+    (["read", "--heat", "--k-dielectric", "0"], "k_dielectric (W/m/K) = 0.0 must be"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message):
     r = CliRunner().invoke(main, ["array", *args])
     assert r.exit_code == 2
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
+
+
+def test_margin_search_writes_the_worst_patterns_with_provenance(run, tmp_path):
+    import json
+
+    out = tmp_path / "worst.csv"
+    r = run("array", "margin", "--rows", "4", "--cols", "3", "--rho", "2e-6", "--search",
+            "--objective", "window", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    assert "standard patterns: all-lrs 0.37" in r.output
+    assert "worst pattern (window) margin -0.53" in r.output
+    df = pd.read_csv(out)
+    assert len(df) == 12 and df.off_lrs.all() and df.on_lrs.sum() == 7
+    prov = json.loads((tmp_path / "worst.csv.json").read_text())
+    assert prov["objective"] == "window" and prov["array"]["rows"] == 4
+    assert prov["margin"] < prov["standard_margins"]["all-lrs"]
+
+
+def test_read_flags_wires_above_the_em_limit_and_heats_them(run, tmp_path):
+    import json
+
+    em = tmp_path / "em.csv"
+    r = run("array", "read", "--rows", "8", "--cols", "8", "--pattern", "all-lrs", "--rho",
+            "1e-7", "--em-out", str(em), "--heat", "--k-dielectric", "0.1",
+            "--t-dielectric", "1e-6")
+    assert r.exit_code == 0, r.output
+    assert "self-heated wires: largest rise" in r.output
+    assert "sections above the limit" in r.output
+    df = pd.read_csv(em)
+    assert len(df) > 0 and df.flagged.all() and (df.ratio > 1).all()
+    assert df.ratio.is_monotonic_decreasing and set(df.kind) == {"row", "col"}
+    prov = json.loads((tmp_path / "em.csv.json").read_text())
+    assert prov["worst_ratio"] == df.ratio.iloc[0] and prov["heated"] is True
+
+
+def test_margin_screens_every_cell_for_the_worst(run):
+    r = run("array", "margin", "--rows", "3", "--cols", "3", "--rho", "2e-6", "--cell",
+            "worst")
+    assert r.exit_code == 0, r.output
+    from rram.array.read import read_margin
+    from rram.array.spec import ArraySpec, Metal
+
+    metal = Metal(rho=2e-6)
+    spec = ArraySpec("1r", 3, 3, row_metal=metal, col_metal=metal, gate_metal=metal)
+    margins = {(i, j): read_margin(spec, 0.4, (i, j)).margin for i in range(3)
+               for j in range(3)}
+    worst = min(margins, key=margins.__getitem__)
+    assert f"cell {worst}" in r.output and f"margin {margins[worst]:.4f}" in r.output
 
 
 def test_disturb_writes_the_map_its_provenance_and_the_heat_map(run, tmp_path):

@@ -7,6 +7,9 @@
 * :mod:`.cells`: the cells' cards (D2D draws) and frozen states, condensed to I(V);
 * :mod:`.solve`: the sparse Newton DC engine and the linear fast path;
 * :mod:`.read`: reads and vector–matrix products; :mod:`.rc`: RC delay of the wires;
+* :mod:`.worst`: the worst data pattern of a V/2 read (adjoint-guided search);
+* :mod:`.wires`: the wires' currents, electromigration flags and self-heating;
+* :mod:`.tables`: CSV tables with a provenance sidecar.
 * :mod:`.write`: quasi-static pulse trains (V/2, V/3, floating lines) with the model's
   kinetics; :mod:`.disturb`: the half-select disturb map; :mod:`.write_spice`: the same
   write as an ngspice transient.

@@ -62,12 +62,32 @@ class _Nets:
         return namer(*np.unravel_index(k - self.offsets[b], shape))
 
 
+#: What a resistor of a built circuit is (:attr:`Circuit.res_where`, column 0).
+RESISTOR_KINDS = ("row", "col", "gate", "driver", "sense", "load")
+_FAMILY = {"r": 0, "c": 1, "g": 2}
+
+
 @dataclass
 class _Acc:
     res: list[np.ndarray]
     ohms: list[np.ndarray]
     cpairs: list[np.ndarray]
     cvals: list[np.ndarray]
+    where: list[np.ndarray]
+
+    def resistors(self, pairs: np.ndarray, ohms: np.ndarray, kind: str, line: np.ndarray,
+                  section: np.ndarray) -> None:
+        """Resistors between ``pairs`` of nets, tagged (kind, line, section)."""
+        self.res.append(pairs)
+        self.ohms.append(ohms)
+        tag = np.stack(np.broadcast_arrays(RESISTOR_KINDS.index(kind), line, section), 1)
+        self.where.append(tag.astype(np.int64).reshape(-1, 3))
+
+    def res_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not self.res:
+            return np.zeros((0, 2), np.int64), np.zeros(0), np.zeros((0, 3), np.int64)
+        return (np.concatenate(self.res).reshape(-1, 2), np.concatenate(self.ohms),
+                np.concatenate(self.where))
 
 
 def _line_family(nets: _Nets, acc: _Acc, spec: ArraySpec, metal: Metal, lines: int,
@@ -96,15 +116,16 @@ def _line_family(nets: _Nets, acc: _Acc, spec: ArraySpec, metal: Metal, lines: i
     pos = nets.block((lines, n_sec + 1), lambda i, p: f"{prefix}{i}_{p}",
                      *place(np.arange(n_sec + 1)[None, :] / s + offset))
     a, b = pos[:, :-1].ravel(), pos[:, 1:].ravel()
+    family = RESISTOR_KINDS[_FAMILY[prefix]]
+    line, sec = np.repeat(np.arange(lines), n_sec), np.tile(np.arange(n_sec), lines)
     if kind == "t":
         mid = nets.block((lines, n_sec), lambda i, k: f"{prefix}t{i}_{k}",
                          *place((np.arange(n_sec)[None, :] + 0.5) / s + offset))
-        acc.res += [np.stack([a, mid.ravel()], 1), np.stack([mid.ravel(), b], 1)]
-        acc.ohms += [np.full(a.size, r_sec / 2)] * 2
+        for pair in (np.stack([a, mid.ravel()], 1), np.stack([mid.ravel(), b], 1)):
+            acc.resistors(pair, np.full(a.size, r_sec / 2), family, line, sec)
         _caps(acc, mid, np.full(mid.shape, c_sec), np.full(mid.shape, cc_sec))
         return pos
-    acc.res.append(np.stack([a, b], 1))
-    acc.ohms.append(np.full(a.size, r_sec))
+    acc.resistors(np.stack([a, b], 1), np.full(a.size, r_sec), family, line, sec)
     w = np.zeros(n_sec + 1)
     if kind == "pi":
         w[:-1] += 0.5
@@ -147,7 +168,7 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     v_gates = _vector(v_gates, m, "gate voltages v_gates")
     v_cols = _vector(v_cols, n, "column sense voltages v_cols")
     P = with_states(spec, cell_parameters(spec) if params is None else params, states)
-    nets, acc = _Nets(), _Acc([], [], [], [])
+    nets, acc = _Nets(), _Acc([], [], [], [], [])
     rows = _line_family(nets, acc, spec, spec.row_metal, m, n, "r", -1.0)
     cols = _line_family(nets, acc, spec, spec.col_metal, n, m, "c", 0.0, horizontal=False)
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
@@ -156,8 +177,8 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     src, volts, src_names = [], [], []
     if spec.r_driver > 0:
         drv = nets.block((m,), lambda i: f"d{i}", np.array(-1.5), np.arange(m))
-        acc.res.append(np.stack([drv, rows[:, 0]], 1))
-        acc.ohms.append(np.full(m, spec.r_driver))
+        acc.resistors(np.stack([drv, rows[:, 0]], 1), np.full(m, spec.r_driver), "driver",
+                      np.arange(m), 0)
         src.append(drv)
     else:
         src.append(rows[:, 0])
@@ -186,17 +207,16 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     end = cols[:, m * s]
     if spec.r_sense > 0:
         sense = nets.block((n,), lambda j: f"s{j}", np.arange(n), np.array(m + 0.5))
-        acc.res.append(np.stack([end, sense], 1))
-        acc.ohms.append(np.full(n, spec.r_sense))
+        acc.resistors(np.stack([end, sense], 1), np.full(n, spec.r_sense), "sense",
+                      np.arange(n), 0)
         src.append(sense)
     else:
         src.append(end)
     volts.append(v_cols)
     src_names += [f"out{j}" for j in range(n)]
+    res, ohms, where = acc.res_arrays()
     return Circuit(
-        n_nets=nets.n, net_name=nets.name,
-        res=np.concatenate(acc.res).reshape(-1, 2) if acc.res else np.zeros((0, 2), np.int64),
-        ohms=np.concatenate(acc.ohms) if acc.ohms else np.zeros(0),
+        n_nets=nets.n, net_name=nets.name, res=res, ohms=ohms, res_where=where,
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
         src=np.concatenate(src), volts=np.concatenate(volts), src_name=src_names.__getitem__,
         cells=cells, cell_params=P, cell_name=lambda k: f"c{k // n}_{k % n}",
@@ -215,26 +235,26 @@ def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v=1.0, r_load: flo
     (F) at the far ends.  The test bench of the interconnect alone (IR drop, RC delay,
     crosstalk).  Returns the circuit and the nets of the pitch points, (lines, pitches
     + 1), start first (one line: a 1-D array)."""
-    nets, acc = _Nets(), _Acc([], [], [], [])
+    nets, acc = _Nets(), _Acc([], [], [], [], [])
     pos = _line_family(nets, acc, spec, metal, lines, pitches, "r")
     taps = pos[:, ::spec.segments]
     if r_load > 0:
         loaded = taps[:, 1:].ravel()
-        acc.res.append(np.stack([loaded, np.full(loaded.size, GND)], 1))
-        acc.ohms.append(np.full(loaded.size, float(r_load)))
+        acc.resistors(np.stack([loaded, np.full(loaded.size, GND)], 1),
+                      np.full(loaded.size, float(r_load)), "load",
+                      np.repeat(np.arange(lines), pitches), np.tile(np.arange(pitches), lines))
     if c_load > 0:
         acc.cpairs.append(np.stack([pos[:, -1], np.full(lines, GND)], 1))
         acc.cvals.append(np.full(lines, float(c_load)))
     src = pos[:, 0]
     if spec.r_driver > 0:
         src = nets.block((lines,), lambda i: f"d{i}", np.array(-0.5), np.arange(lines))
-        acc.res.append(np.stack([src, pos[:, 0]], 1))
-        acc.ohms.append(np.full(lines, spec.r_driver))
+        acc.resistors(np.stack([src, pos[:, 0]], 1), np.full(lines, spec.r_driver),
+                      "driver", np.arange(lines), 0)
     P = np.zeros((0, len(PARAMETER_NAMES)))
+    res, ohms, where = acc.res_arrays()
     circuit = Circuit(
-        n_nets=nets.n, net_name=nets.name,
-        res=np.concatenate(acc.res).reshape(-1, 2) if acc.res else np.zeros((0, 2), np.int64),
-        ohms=np.concatenate(acc.ohms) if acc.ohms else np.zeros(0),
+        n_nets=nets.n, net_name=nets.name, res=res, ohms=ohms, res_where=where,
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
         src=np.asarray(src), volts=_vector(v, lines, "line drives v"),
         src_name=lambda k: f"in{k}", cells=np.zeros((0, 2), np.int64), cell_params=P,

@@ -76,6 +76,9 @@ class Circuit:
     #: (n_nets, 2) places of the nets (cell pitches), if known: the engines order their
     #: unknowns by nested dissection of these places (:mod:`rram.array.ordering`).
     xy: np.ndarray | None = None
+    #: (len(res), 3) ints, if known: what each resistor is — kind (an index into
+    #: :data:`rram.array.build.RESISTOR_KINDS`), line and section along it.
+    res_where: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.ohms.size and not np.all(self.ohms > 0):

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..circuits import nmos
-from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, substitute, sym, walk
+from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, substitute, sym
+from ..expr import evaluate as evaluate_ir
 from ..model import node_symbol
 from .spec import Selector, Transistor
 
@@ -45,35 +46,12 @@ _FUNCS: dict[str, object] | None = None
 
 
 def evaluate(roots: Sequence[Expr], env: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Values of ``roots`` with every symbol bound to an array (or a number) of ``env``."""
+    """Values of ``roots`` with every symbol bound to an array (or a number) of ``env``:
+    :func:`rram.expr.evaluate` with the functions vectorised."""
     global _FUNCS
     if _FUNCS is None:
         _FUNCS = _numpy_functions()
-    vals: dict[int, np.ndarray] = {}
-    for node in walk(roots):
-        op = node.op
-        if op == "num":
-            v = np.float64(node.value)
-        elif op == "sym":
-            v = np.asarray(env[node.name], dtype=float)
-        elif op == "let":
-            v = vals[id(node.args[0])]
-        else:
-            x = [vals[id(a)] for a in node.args]
-            if op == "add":
-                v = x[0] + x[1]
-            elif op == "sub":
-                v = x[0] - x[1]
-            elif op == "mul":
-                v = x[0] * x[1]
-            elif op == "div":
-                v = x[0] / x[1]
-            elif op == "neg":
-                v = -x[0]
-            else:
-                v = _FUNCS[op](np.asarray(x[0], dtype=float))  # type: ignore[operator]
-        vals[id(node)] = v
-    return [vals[id(r)] for r in roots]
+    return evaluate_ir(roots, env, _FUNCS)  # type: ignore[arg-type]
 
 
 class Device:

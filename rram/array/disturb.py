@@ -5,15 +5,13 @@ The table has one row per cell: ``row, col, role`` (``selected``, ``half-selecte
 the selected row or column, ``unselected``), ``v_cell_V`` (the RRAM's te − be voltage on
 the first pulse's plateau), ``r0_ohm`` and ``r_ohm`` (the cell's resistance read on its
 own at :data:`rram.array.write.V_READ` before and after the train) and ``change``
-(R/R0 − 1).  Its provenance (package version, card and variation digests, the array, the
-write and its figures) goes to a JSON sidecar ``<table>.json``.
+(R/R0 − 1).  Its provenance (package version, the array, card digest and variation, the write and
+its figures) goes to a JSON sidecar ``<table>.json`` (:mod:`rram.array.tables`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
@@ -72,47 +70,28 @@ def summary(result: WriteResult) -> dict[str, float]:
             "unselected_max": stat(rest, np.max)}
 
 
-def provenance(spec: ArraySpec, result: WriteResult, pattern: str | None = None) -> dict:
-    """What the table came from: versions, digests, the array, the write, its figures."""
-    from .. import __version__
+def provenance(spec: ArraySpec, result: WriteResult, pattern: str | None = None,
+               command: str = "array disturb") -> dict:
+    """What the table came from (:func:`rram.array.tables.provenance`): the version,
+    the array, the card's digest and the variation, and the write and its figures."""
+    from .tables import provenance as array_provenance
 
-    var = None if spec.variation is None else hashlib.sha256(
-        spec.variation.to_json().encode()).hexdigest()
-    return {
-        "rram_version": __version__,
-        "card_sha256": spec.card.digest,
-        "variation_sha256": var,
-        "array": {"topology": spec.topology, "rows": spec.rows, "cols": spec.cols,
-                  "pitch_m": spec.pitch, "row_metal": dataclasses.asdict(spec.row_metal),
-                  "col_metal": dataclasses.asdict(spec.col_metal),
-                  "segments": spec.segments, "segment_kind": spec.segment_kind,
-                  "r_driver_ohm": spec.r_driver, "r_sense_ohm": spec.r_sense,
-                  "selector": dataclasses.asdict(spec.selector), "seed": spec.seed,
-                  "pattern": pattern},
-        "write": {"cell": list(result.cell), "scheme": result.scheme,
-                  **{f"{k}": v for k, v in dataclasses.asdict(result.pulse).items()},
-                  "v_read_V": V_READ, "engine": "native quasi-static (rram.array.write)"},
-        "wire_elmore_delay_s": result.tau,
-        "cell_rc_s": result.tau_cells,
-        "array_solves": result.array_solves,
-        "relaxation_sweeps": result.relaxations,
-        "seconds": result.seconds,
-        "summary": summary(result),
-    }
-
-
-def sidecar(path: str | Path) -> Path:
-    """The provenance file of a table: ``<table>.json``."""
-    return Path(str(path) + ".json")
+    return array_provenance(
+        spec, command=command, pattern=pattern,
+        write={"cell": list(result.cell), "scheme": result.scheme,
+               **dataclasses.asdict(result.pulse), "v_read_V": V_READ,
+               "engine": "native quasi-static (rram.array.write)"},
+        wire_elmore_delay_s=result.tau, cell_rc_s=result.tau_cells,
+        array_solves=result.array_solves, relaxation_sweeps=result.relaxations,
+        seconds=result.seconds, summary=summary(result))
 
 
 def write_disturb(path: str | Path, table: pd.DataFrame, meta: dict) -> Path:
-    """The table (CSV) and its provenance sidecar, each written atomically."""
-    from ..io import write_atomic, write_text_atomic
+    """The table (CSV) and its provenance sidecar (:mod:`rram.array.tables`)."""
+    from .tables import write_table
 
-    write_text_atomic(sidecar(path), json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    return write_atomic(path, lambda p: table.to_csv(p, index=False))
+    return write_table(path, table, meta)
 
 
-__all__ = ["COLUMNS", "disturb_table", "history_table", "provenance", "roles", "sidecar",
-           "summary", "write_disturb"]
+__all__ = ["COLUMNS", "disturb_table", "history_table", "provenance", "roles", "summary",
+           "write_disturb"]

@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import InputError
 from .build import build, output_sources
 from .cells import CellBank, States, cell_parameters, with_states
-from .solve import LinearSolver, linearised_guess, operating_point
+from .circuit import Circuit
+from .solve import LinearSolver, OperatingPoint, linearised_guess, operating_point
 from .spec import ArraySpec
 
 #: Gate voltage of a selected 1T1R row (V): well above the transistor's threshold.
@@ -31,7 +32,9 @@ class ReadResult:
     """One DC read: (rows, cols) maps of the RRAM voltage ``v_cell`` (V, te − be) and
     current ``i_cell`` (A); ``line_drop`` (V): the applied row-to-column voltage minus
     what reaches the cell's taps (the wires' IR drop); ``i_col`` (A) the current each
-    column delivers into its sense amplifier; ``iterations`` of Newton; ``seconds``."""
+    column delivers into its sense amplifier; ``iterations`` of Newton; ``seconds``;
+    the ``circuit`` solved and every net's voltage ``v_nets`` (V; for the wires'
+    currents, :mod:`rram.array.wires`)."""
 
     v_cell: np.ndarray
     i_cell: np.ndarray
@@ -39,6 +42,8 @@ class ReadResult:
     i_col: np.ndarray
     iterations: int
     seconds: float
+    circuit: Circuit | None = None
+    v_nets: np.ndarray | None = None
 
     @property
     def worst_drop(self) -> float:
@@ -53,10 +58,14 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     t0 = time.perf_counter()
     if v_gates is None:
         v_gates = V_GATE_ON
-    c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols)
-    bank = CellBank(c.cell_params)
-    x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
-    op = operating_point(c, bank, x0)
+    c, _, op = solve_read(spec, v_rows, states, v_gates, v_cols)
+    return read_result(spec, c, op, v_rows, v_cols, t0)
+
+
+def read_result(spec: ArraySpec, c: Circuit, op: OperatingPoint, v_rows, v_cols,
+                t0: float) -> ReadResult:
+    """The :class:`ReadResult` of the operating point ``op`` of circuit ``c`` (started
+    at ``t0``, :func:`time.perf_counter`)."""
     m, n = spec.shape
     v = np.append(op.v, 0.0)  # ground last, as GND = -1 indexes it
     ii, jj = np.meshgrid(np.arange(m), np.arange(n), indexing="ij")
@@ -66,7 +75,18 @@ def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
     drop = applied - (v[row_tap] - v[col_tap]).reshape(m, n)
     return ReadResult(op.v_cell.reshape(m, n), op.i_cell.reshape(m, n), drop,
                       -op.i_source[output_sources(spec)], op.iterations,
-                      time.perf_counter() - t0)
+                      time.perf_counter() - t0, c, op.v)
+
+
+def solve_read(spec: ArraySpec, v_rows, states: States | None, v_gates, v_cols,
+               params: np.ndarray | None = None
+               ) -> tuple[Circuit, CellBank, OperatingPoint]:
+    """The circuit of a read, its cells' bank and its operating point (see :func:`read`;
+    ``params``: the cells' card rows if already drawn)."""
+    c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols, params=params)
+    bank = CellBank(c.cell_params)
+    x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
+    return c, bank, operating_point(c, bank, x0)
 
 
 def _selector_guess(spec: ArraySpec, c, bank: CellBank, v_rows, v_cols) -> np.ndarray:
@@ -130,16 +150,23 @@ def chord_conductance(spec: ArraySpec, states: States | None, v_ref: float,
     return current / v_ref
 
 
+def vmm_inputs(spec: ArraySpec, inputs: np.ndarray) -> np.ndarray:
+    """``inputs`` as a (k, rows) array of input vectors (V), checked; ``spec`` must be a
+    1R crossbar (the linear path takes linear cells)."""
+    if spec.topology != "1r":
+        raise InputError(f"vmm takes a 1r array (linear cells), not {spec.topology}")
+    x = np.atleast_2d(np.asarray(inputs, float))
+    if x.ndim != 2 or x.shape[1] != spec.rows or not np.all(np.isfinite(x)):
+        raise InputError(f"inputs must be finite, of shape (k, {spec.rows}); got {x.shape}")
+    return x
+
+
 def vmm(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,
         v_ref: float = 0.2, g_cell: np.ndarray | None = None) -> VmmResult:
     """Column currents of a 1R array for every input vector (row voltages, V) in the
     rows of ``inputs`` (k × rows); cells at their chord conductance at ``v_ref`` (V) or
     at the given ``g_cell`` (S, rows × cols)."""
-    if spec.topology != "1r":
-        raise InputError(f"vmm takes a 1r array (linear cells), not {spec.topology}")
-    x = np.atleast_2d(np.asarray(inputs, float))
-    if x.shape[1] != spec.rows or not np.all(np.isfinite(x)):
-        raise InputError(f"inputs must be finite, of shape (k, {spec.rows}); got {x.shape}")
+    x = vmm_inputs(spec, inputs)
     if g_cell is None:
         g = chord_conductance(spec, states, v_ref)
     else:
@@ -171,6 +198,30 @@ class ReadMargin:
         return (self.i_on - self.i_off) / self.i_on
 
 
+def check_cell(spec: ArraySpec, cell: tuple[int, int] | None) -> tuple[int, int]:
+    """``cell`` as (row, column), checked; None: the far corner (0, cols − 1)."""
+    m, n = spec.shape
+    i, j = cell if cell is not None else (0, n - 1)
+    if not (0 <= i < m and 0 <= j < n):
+        raise InputError(f"cell ({i}, {j}) is outside the {m} x {n} array")
+    return int(i), int(j)
+
+
+def half_bias(spec: ArraySpec, v_read: float, cell: tuple[int, int]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row, column and gate voltages (V) of a V/2 read of ``cell``: its row at
+    ``v_read``, its column sensed at 0 V, every other line at ``v_read``/2; in a 1T1R
+    array only the cell's word line on (:data:`V_GATE_ON`), the others at 0 V."""
+    m, n = spec.shape
+    rows = np.full(m, v_read / 2)
+    rows[cell[0]] = v_read
+    cols = np.full(n, v_read / 2)
+    cols[cell[1]] = 0.0
+    gates = np.zeros(m)
+    gates[cell[0]] = V_GATE_ON
+    return rows, cols, gates if spec.topology == "1t1r" else np.full(m, V_GATE_ON)
+
+
 def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = None
                 ) -> ReadMargin:
     """The read margin of ``cell`` (default: row 0, column cols − 1, the farthest from
@@ -178,15 +229,8 @@ def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = N
     other rows and columns at ``v_read``/2, its column sensed at 0 V."""
     from .cells import HRS, LRS
 
-    m, n = spec.shape
-    i, j = cell if cell is not None else (0, n - 1)
-    if not (0 <= i < m and 0 <= j < n):
-        raise InputError(f"cell ({i}, {j}) is outside the {m} x {n} array")
-    rows = np.full(m, v_read / 2)
-    rows[i] = v_read
-    cols = np.full(n, v_read / 2)
-    cols[j] = 0.0
-    gates = np.full(m, V_GATE_ON)
+    i, j = check_cell(spec, cell)
+    rows, cols, gates = half_bias(spec, v_read, (i, j))
     currents = []
     for state in (LRS, HRS):
         gap, width = np.full(spec.shape, LRS[0]), np.full(spec.shape, LRS[1])

@@ -140,10 +140,9 @@ def _injection(st: _Stamp, v: np.ndarray, i_cell: np.ndarray,
     return inj + acc[:-1]
 
 
-def _jacobian(st: _Stamp, g_cell: np.ndarray, dev_derivs: list[list[np.ndarray]]
-              ) -> sp.csc_matrix:
-    """d(injection)/d(unknowns) over the free nets."""
-    c = st.c
+def _triplets(c: Circuit, g_cell: np.ndarray, dev_derivs: list[list[np.ndarray]]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row net, column net, value) of the cells' and devices' d(injection)/dv."""
     rows, cols, data = [], [], []
     te, be = c.cells[:, 0], c.cells[:, 1]
     for r, col, d in ((te, te, g_cell), (te, be, -g_cell), (be, te, -g_cell),
@@ -157,9 +156,14 @@ def _jacobian(st: _Stamp, g_cell: np.ndarray, dev_derivs: list[list[np.ndarray]]
             rows += [out, into]
             cols += [g.nodes[:, t], g.nodes[:, t]]
             data += [d, -d]
-    r = st.pos[np.concatenate(rows)]
-    k = st.pos[np.concatenate(cols)]
-    dv = np.concatenate(data)
+    return np.concatenate(rows), np.concatenate(cols), np.concatenate(data)
+
+
+def _jacobian(st: _Stamp, g_cell: np.ndarray, dev_derivs: list[list[np.ndarray]]
+              ) -> sp.csc_matrix:
+    """d(injection)/d(unknowns) over the free nets."""
+    rows, cols, dv = _triplets(st.c, g_cell, dev_derivs)
+    r, k = st.pos[rows], st.pos[cols]
     keep = (r >= 0) & (k >= 0)
     nf = st.free.size
     J = sp.csc_matrix((dv[keep], (r[keep], k[keep])), shape=(nf, nf))
@@ -222,6 +226,34 @@ def operating_point(c: Circuit, bank: CellBank | None = None,
     raise ConvergenceError(f"array Newton did not converge in {MAX_ITER} iterations (last "
                            f"step {step:.3g} V, residual {np.max(np.abs(f)):.3g} A)",
                            analysis="op")
+
+
+def cell_transfer(c: Circuit, bank: CellBank, op: OperatingPoint, source: int
+                  ) -> np.ndarray:
+    """The adjoint sensitivity of one output at the operating point ``op``: for every
+    cell k, d(current into source ``source``)/d(δ_k) (A/A), where δ_k is a current added
+    in parallel with cell k, te → be.  The current into a source is −``i_source``
+    (a sense amplifier's reading).  One transposed solve gives all cells: flipping a
+    cell's state changes its current at its voltage by ΔI_k, which moves the output by
+    about transfer_k · ΔI_k (first order; exact for a linear circuit and a small ΔI)."""
+    st = _Stamp(c)
+    v = np.append(op.v, 0.0)
+    _, g_cell = bank.evaluate(op.v_cell)
+    _, derivs = _devices(c, v)
+    rows, cols, dv = _triplets(c, g_cell, derivs)
+    keep = (rows != GND) & (cols != GND)
+    n = c.n_nets
+    J = (sp.csr_matrix((dv[keep], (rows[keep], cols[keep])), shape=(n, n)) + st.G).tocsr()
+    net = int(c.src[source])
+    # residual F(x) + δ·u_free = 0 and i_source = inj[net]: the output −inj[net] moves by
+    # λ·u_free − u[net] per unit δ, with Jᵀ_ff λ = J[net, free]ᵀ
+    A = J[st.free][:, st.free]
+    rhs = np.asarray(J[net][:, st.free].todense()).ravel()
+    lam = np.zeros(n + 1)
+    lam[st.free] = Factor(A.T.tocsc()).solve(rhs)
+    lam[net] = -1.0
+    te, be = c.cells[:, 0], c.cells[:, 1]
+    return lam[te] - lam[be]
 
 
 def _norm(dx: np.ndarray) -> float:

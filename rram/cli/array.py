@@ -139,21 +139,65 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
 @click.option("--out", type=OutputPath(), default=None,
               help="Per-cell table (.csv): row, col, v_cell_V, i_cell_A, line_drop_V.")
 @click.option("--plot", type=OutputPath(), default=None,
-              help="Heat maps of the IR drop and the cell voltages (.png).")
+              help="Heat maps of the IR drop, the cell voltages and the wires' "
+                   "electromigration ratio (.png).")
+@click.option("--em-limit", type=float, default=1e-3, show_default=True, callback=finite,
+              help="Electromigration limit per wire width (A per um of width).")
+@click.option("--j-max", type=float, default=None, callback=finite,
+              help="Electromigration current density limit (A/m^2); with --em-limit, the "
+                   "smaller limit holds.")
+@click.option("--em-out", type=OutputPath(), default=None,
+              help="Wire sections above the limit (.csv, with a .json provenance sidecar).")
+@click.option("--heat", is_flag=True,
+              help="Self-heated wires: rho(T) = rho0*(1 + beta*(T - T0)), iterated to a "
+                   "fixed point.")
+@click.option("--beta", type=float, default=3.9e-3, show_default=True, callback=finite,
+              help="Temperature coefficient of the wires' resistivity (1/K), with --heat.")
+@click.option("--k-dielectric", type=float, default=1.4, show_default=True,
+              callback=finite,
+              help="Thermal conductivity under the wires (W/(m*K)), with --heat.")
+@click.option("--t-dielectric", type=float, default=100e-9, show_default=True,
+              callback=finite, help="Dielectric thickness to the substrate (m), with --heat.")
 @command_guard
 @_spec_command
-def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
-    """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents."""
+def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat, beta,
+         k_dielectric, t_dielectric, **kw) -> None:
+    """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents,
+    the wires' currents against an electromigration limit, optionally self-heated wires."""
     import numpy as np
     import pandas as pd
 
     from ..array.read import read as array_read
+    from ..array.wires import EmLimit, WireHeating, heated_read, wire_currents
     from ..io import write_atomic
 
-    r = array_read(spec, v_read, states, v_gates=v_gate)
+    if not em_limit > 0:
+        raise InputError(f"--em-limit {em_limit:g}: valid is > 0 A per um of width")
+    limit = EmLimit(em_limit * 1e6, j_max)  # A/um -> A/m
+    _refuse_sidecar("--em-out", em_out, kw)
+    if heat:
+        h = heated_read(spec, v_read, states, WireHeating(beta, k_dielectric, t_dielectric),
+                        v_gates=v_gate)
+        r = h.read
+    else:
+        r = array_read(spec, v_read, states, v_gates=v_gate)
     echo_err(f"{spec.topology} {spec.rows}x{spec.cols}: {r.iterations} Newton iterations, "
              f"{r.seconds:.3g} s; worst IR drop {r.worst_drop * 1e3:.4g} mV; column "
              f"currents {r.i_col.min():.4g} .. {r.i_col.max():.4g} A")
+    if heat:
+        echo_err(f"self-heated wires: largest rise {h.max_delta_t:.4g} K after "
+                 f"{h.iterations} fixed-point iterations")
+    wires = wire_currents(spec, r.circuit, r.v_nets, limit)
+    echo_err(f"wires: worst current / EM limit {wires.worst_ratio:.4g}, "
+             f"{int(wires.flagged.sum())} of {wires.current.size} sections above the limit")
+    if em_out:
+        from ..array.tables import provenance, write_table
+
+        write_table(em_out, wires.table(flagged_only=True), provenance(
+            spec, command="array read --em-out", v_read_V=v_read, pattern=kw["pattern"],
+            seed=kw["seed"], em_limit_A_per_um=em_limit, j_max_A_per_m2=j_max,
+            worst_ratio=wires.worst_ratio, sections=int(wires.current.size),
+            heated=heat, beta_per_K=beta if heat else None))
     if out:
         ii, jj = np.meshgrid(np.arange(spec.rows), np.arange(spec.cols), indexing="ij")
         df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(),
@@ -163,7 +207,8 @@ def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
     if plot:
         from ..plots import array_heat_maps
 
-        array_heat_maps(r, plot, f"{spec.topology} {spec.rows}x{spec.cols} at {v_read:g} V")
+        array_heat_maps(r, plot, f"{spec.topology} {spec.rows}x{spec.cols} at {v_read:g} V",
+                        em=wires.cell_map(spec))
 
 
 @array.command()
@@ -175,45 +220,168 @@ def read(spec, states, v_read, v_gate, out, plot, **_) -> None:
 @click.option("--v-ref", type=float, default=0.2, show_default=True, callback=finite,
               help="Voltage of the cells' chord conductance (V).")
 @click.option("--out", type=OutputPath(), default=None,
-              help="Table (.csv): vector, col, output_A, ideal_A.")
+              help="Table (.csv): vector, col, output_A, target_A.")
+@click.option("--samples", type=click.IntRange(1, 10**6), default=None,
+              help="Monte Carlo over this many arrays, each with its own device-to-device "
+                   "draws (needs --variation).")
+@click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
+              help="Dask worker processes for --samples (1: in this process).")
+@click.option("--mc-out", type=OutputPath(), default=None,
+              help="Per-array scores of --samples (.csv or .parquet) and a provenance "
+                   "sidecar <file>.json.")
+@click.option("--plot", type=OutputPath(), default=None,
+              help="Per-column error and (with --samples) the error distribution (.png).")
 @command_guard
 @_spec_command
-def vmm(spec, states, vectors, v_max, v_ref, out, seed, **_) -> None:
-    """Vector-matrix products through a 1R crossbar with its wires (linear cells)."""
+def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot, seed,
+        **_) -> None:
+    """Vector-matrix products through a 1R crossbar against the target product of the
+    nominal cells: the error from device variation, from the wires, and from both."""
     import numpy as np
     import pandas as pd
 
-    from ..array.read import vmm as array_vmm
+    from ..array.accuracy import check_study, save_study, vmm_accuracy, vmm_monte_carlo
     from ..io import write_atomic
 
     if not 0 < v_max <= 2:
         raise InputError(f"--v-max {v_max:g}: valid is (0, 2] V")
+    if mc_out and not samples:
+        raise InputError("--mc-out needs --samples")
+    if samples:
+        check_study(spec, samples, workers)
+    if mc_out and not str(mc_out).endswith((".csv", ".parquet")):
+        raise InputError(f"--mc-out {mc_out}: the file must end in .csv or .parquet")
     x = np.random.default_rng(seed + 1).uniform(0, v_max, (vectors, spec.rows))
-    r = array_vmm(spec, x, states, v_ref=v_ref)
-    echo_err(f"{spec.rows}x{spec.cols}: relative error against the ideal product "
-             f"{r.relative_error:.4g}; factorisation {r.factor_seconds:.3g} s, "
-             f"{r.solve_seconds / vectors:.3g} s per vector")
+    a = vmm_accuracy(spec, x, states, v_ref=v_ref)
+    echo_err(f"{spec.rows}x{spec.cols} against the target product: relative error "
+             f"{a.both.relative_error:.4g} (SNR {a.both.snr_db:.1f} dB; worst column "
+             f"{a.both.worst_column_error:.4g}; {a.both.relative_error_after_gain:.4g} "
+             f"after a gain of {a.both.gain:.4g}); wires alone "
+             f"{a.wires.relative_error:.4g}, variation alone {a.variation.relative_error:.4g}")
+    study = None
+    if samples:
+        study = vmm_monte_carlo(spec, x, samples, seed, states, v_ref, workers=workers)
+        q = study.summary()
+        for name in ("relative_error", "snr_db", "relative_error_after_gain",
+                     "variation_relative_error"):
+            echo_err(f"  {name:26s} median {q.loc[name, 'q50']:.4g}  5-95 % "
+                     f"{q.loc[name, 'q5']:.4g} .. {q.loc[name, 'q95']:.4g}")
+        echo_err(f"  {samples} arrays in {study.seconds:.1f} s")
+        if mc_out:
+            save_study(study, mc_out)
     if out:
         vv, jj = np.meshgrid(np.arange(vectors), np.arange(spec.cols), indexing="ij")
         df = pd.DataFrame({"vector": vv.ravel(), "col": jj.ravel(),
-                           "output_A": r.outputs.ravel(), "ideal_A": r.ideal.ravel()})
+                           "output_A": a.outputs.ravel(), "target_A": a.target.ravel()})
         write_atomic(out, lambda p: df.to_csv(p, index=False))
+    if plot:
+        from ..plots import vmm_accuracy_plot
+
+        vmm_accuracy_plot(a, study, plot, f"{spec.rows}x{spec.cols} 1R crossbar")
+
+
+def _cell(ctx: click.Context, param: click.Parameter, value: str) -> str | tuple[int, int]:
+    """``--cell``: ``corner``, ``worst`` or ROW,COL."""
+    if value in ("corner", "worst"):
+        return value
+    try:
+        i, j = (int(x) for x in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give ROW,COL, corner or worst") from None
+    return (i, j)
+
+
+def _bar(what: str, total: int | None = None):
+    """A progress bar on standard error (shown on a terminal only)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="read", desc=what, disable=None, leave=False)
 
 
 @array.command()
 @spec_options
 @click.option("--v-read", type=float, default=0.4, show_default=True, callback=finite,
               help="Selected row voltage (V); the other lines sit at half of it.")
+@click.option("--cell", default="corner", show_default=True, callback=_cell,
+              help="The read cell: ROW,COL, corner (0, cols-1) or worst (the smallest "
+                   "all-LRS margin of every cell; two reads per cell).")
+@click.option("--search", is_flag=True,
+              help="Search the other cells' states for the worst data pattern.")
+@click.option("--objective", type=click.Choice(["same", "window"]), default="same",
+              show_default=True,
+              help="same: one pattern for the LRS and HRS reads; window: a fixed reference "
+                   "between the lowest LRS and the highest HRS read, patterns apart.")
+@click.option("--random-starts", type=click.IntRange(0, 100), default=2, show_default=True,
+              help="Random patterns among the search's starts.")
+@click.option("--out", type=OutputPath(), default=None,
+              help="The worst patterns (.csv, with a .json provenance sidecar): row, col, "
+                   "on_lrs, off_lrs.")
 @command_guard
 @_spec_command
-def margin(spec, states, v_read, **_) -> None:
-    """Worst-case read margin: the far corner cell under V/2, every other cell in the LRS
-    (the data pattern option is not used)."""
+def margin(spec, states, v_read, cell, search, objective, random_starts, out, seed, **kw
+           ) -> None:
+    """Read margin under V/2: the far corner cell with every other cell in the LRS, or
+    (--search) the worst data pattern found (the data pattern option is not used)."""
     from ..array.read import read_margin
 
-    r = read_margin(spec, v_read)
-    click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {r.cell}, column current "
-               f"{r.i_on:.4g} A (LRS) / {r.i_off:.4g} A (HRS), margin {r.margin:.4f}")
+    if out and not search:
+        raise InputError("--out writes the searched patterns: give --search too")
+    _refuse_sidecar("--out", out, kw)
+    if cell == "worst":
+        from ..array.worst import worst_cell
+
+        with _bar("screening cells", 2 * spec.n_cells) as bar:
+            cell, _ = worst_cell(spec, v_read, lambda: bar.update(2))
+    elif cell == "corner":
+        cell = None
+    if not search:
+        r = read_margin(spec, v_read, cell)
+        click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {r.cell}, column current "
+                   f"{r.i_on:.4g} A (LRS) / {r.i_off:.4g} A (HRS), margin {r.margin:.4f}")
+        return
+    from ..array.worst import worst_pattern
+
+    with _bar("worst pattern") as bar:
+        w = worst_pattern(spec, v_read, cell, objective, random_starts, seed,
+                          progress=bar.update)
+    standard = ", ".join(f"{k} {v:.4f}" for k, v in w.standard.items())
+    click.echo(f"{spec.topology} {spec.rows}x{spec.cols}: cell {w.cell}, worst pattern "
+               f"({objective}) margin {w.margin:.4f}: column current {w.i_on:.4g} A (LRS) / "
+               f"{w.i_off:.4g} A (HRS); {w.reads} reads, {w.seconds:.3g} s")
+    click.echo(f"standard patterns: {standard}")
+    for what, p in (("LRS read", w.on_pattern), ("HRS read", w.off_pattern)):
+        if spec.n_cells <= 1024 and (what == "LRS read" or objective == "window"):
+            click.echo(f"pattern of the {what} (1 = LRS, the cell shown as 1):")
+            click.echo("\n".join("".join("1" if x else "0" for x in row) for row in p))
+    if out:
+        import numpy as np
+        import pandas as pd
+
+        from ..array.tables import provenance, write_table
+
+        ii, jj = np.meshgrid(np.arange(spec.rows), np.arange(spec.cols), indexing="ij")
+        df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(),
+                           "on_lrs": w.on_pattern.ravel().astype(int),
+                           "off_lrs": w.off_pattern.ravel().astype(int)})
+        write_table(out, df, provenance(
+            spec, command="array margin --search", v_read_V=v_read, cell=list(w.cell),
+            objective=objective, margin=w.margin, i_on_A=w.i_on, i_off_A=w.i_off,
+            standard_margins=w.standard, reads=w.reads))
+
+
+def _refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
+    """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
+    from pathlib import Path
+
+    from ..array.tables import sidecar
+    from .common import refuse_inputs
+
+    if out:
+        inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
+                                                ("--variation", "variation"))
+                  if kw.get(k) and kw[k] not in ("none", "default")]
+        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs)
+
 
 
 _WRITE_OPTIONS: list[Callable] = [
@@ -250,7 +418,6 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
     """The write of the command's options, after refusing a sidecar that is an input."""
     from pathlib import Path
 
-    from ..array.disturb import sidecar
     from ..array.write import PulseTrain, check_write, write
     from .common import refuse_inputs
 
@@ -259,8 +426,7 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
     for name, path in (("--out", out), ("--plot", kw.get("plot"))):
         if path:
             refuse_inputs(name, Path(path), inputs)
-    if out:
-        refuse_inputs("--out's .json companion", sidecar(out), inputs)
+    _refuse_sidecar("--out", out, kw)
     cell = tuple(kw["cell"] or (spec.rows // 2, spec.cols // 2))
     pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     check_write(spec, cell, pulse, kw["scheme"], kw["substeps"])
@@ -306,7 +472,8 @@ def write_cmd(spec, states, count, out, **kw) -> None:
 
     result = _run_write(spec, states, kw, count, out)
     if out:
-        write_disturb(out, history_table(result), provenance(spec, result, kw["pattern"]))
+        write_disturb(out, history_table(result),
+                      provenance(spec, result, kw["pattern"], "array write"))
 
 
 @array.command()

@@ -87,10 +87,17 @@ def _client(workers: int, scheduler: str | None):
             return Client(scheduler, timeout=f"{CONNECT_TIMEOUT}s"), None
         except Exception as exc:  # refused, timed out, not a scheduler (any type)
             raise InputError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
-    # one single-threaded process per worker: numba and ngspice stay serial inside
+    # one single-threaded process per worker: numba and ngspice stay serial inside.  The
+    # workers inherit the variable as they start; this process must not keep it (numba
+    # refuses a thread count that changes once its threads run).
+    before = os.environ.get("NUMBA_NUM_THREADS")
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    try:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    finally:
+        if before is None:
+            os.environ.pop("NUMBA_NUM_THREADS", None)
     return Client(cluster), cluster
 
 

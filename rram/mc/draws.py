@@ -29,6 +29,86 @@ def _stream(seed: int, device: int, cycle: int, event: str) -> np.random.Generat
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(int(seed), spawn_key=key)))
 
 
+# numpy's SeedSequence and PCG64 seeding, vectorised over keys (bit for bit the same
+# states: tests/test_draws.py compares them): creating one Generator per key cost ~60 µs,
+# most of a 128 x 128 array's draw.
+_INIT_A, _MULT_A, _INIT_B, _MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+_MIX_L, _MIX_R = np.uint32(0xCA01F9DD), np.uint32(0x4973F715)
+_PCG_MULT = (2549297995355413924 << 64) | 4865540595714422341
+_M128 = (1 << 128) - 1
+_WORD = 1 << 32
+
+
+def _words(n: int) -> list[int]:
+    """SeedSequence's uint32 words of a non-negative integer (least significant first)."""
+    out = [n & 0xFFFFFFFF]
+    while n >= _WORD:
+        n >>= 32
+        out.append(n & 0xFFFFFFFF)
+    return out
+
+
+def _pcg_states(seed: int, keys: np.ndarray) -> np.ndarray:
+    """``SeedSequence(seed, spawn_key=k).generate_state(4, uint64)`` of every row k of
+    ``keys`` (uint32 words, one per key element)."""
+    n = keys.shape[0]
+    run = _words(int(seed))
+    run += [0] * (4 - len(run))
+    entropy = np.concatenate([np.tile(np.array(run, np.uint32), (n, 1)),
+                              keys.astype(np.uint32)], axis=1)
+    u = np.uint32
+    h = [_INIT_A]
+
+    def hashmix(v: np.ndarray) -> np.ndarray:
+        v = v ^ u(h[0])
+        h[0] = (h[0] * _MULT_A) & 0xFFFFFFFF
+        v = v * u(h[0])
+        return v ^ (v >> u(16))
+
+    def mix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        r = _MIX_L * x - _MIX_R * y
+        return r ^ (r >> u(16))
+
+    with np.errstate(over="ignore"):
+        pool = [hashmix(entropy[:, i]) for i in range(4)]
+        for a in range(4):
+            for b in range(4):
+                if a != b:
+                    pool[b] = mix(pool[b], hashmix(pool[a]))
+        for a in range(4, entropy.shape[1]):
+            for b in range(4):
+                pool[b] = mix(pool[b], hashmix(entropy[:, a]))
+        hb, out = _INIT_B, []
+        for i in range(8):
+            v = pool[i % 4] ^ u(hb)
+            hb = (hb * _MULT_B) & 0xFFFFFFFF
+            v = v * u(hb)
+            out.append(v ^ (v >> u(16)))
+    return np.ascontiguousarray(np.stack(out, axis=1).astype("<u4")).view("<u8")
+
+
+def _generators(seed: int, devices: Sequence[int], cycle: int, event: str):
+    """For each device, its :func:`_stream` (one Generator, re-seeded in turn: use each
+    before asking for the next)."""
+    key = (0 if event == "d2d" else int(cycle) + 1, EVENTS[event])
+    if max(key) >= _WORD or any(int(d) >= _WORD for d in devices):
+        for d in devices:  # beyond one word per key element: numpy itself
+            yield _stream(seed, d, cycle, event)
+        return
+    keys = np.empty((len(devices), 3), np.uint32)
+    keys[:, 0] = np.asarray(devices, np.int64)
+    keys[:, 1:] = key
+    bitgen = np.random.PCG64(0)
+    rng = np.random.Generator(bitgen)
+    for v in _pcg_states(seed, keys):
+        s, i = (int(v[0]) << 64) | int(v[1]), (int(v[2]) << 64) | int(v[3])
+        inc = ((i << 1) | 1) & _M128
+        state = ((inc + s) * _PCG_MULT + inc) & _M128  # pcg_setseq_128_srandom_r
+        bitgen.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc},
+                        "has_uint32": 0, "uinteger": 0}
+        yield rng
+
+
 def _apply(v: Variation, base: float, z: float) -> float:
     if v.distribution == "lognormal":
         return base * math.exp(v.shift + v.sigma * z)
@@ -45,6 +125,34 @@ def _truncated(v: Variation, base: float, rng: np.random.Generator) -> float:
                      f"[{p.lower:g}, {p.upper:g}] around {base:g}")
 
 
+def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
+               devices: Sequence[int], cycle: int, event: str) -> None:
+    """Apply the variations ``vs`` (one per parameter, in order) to ``out`` in place: the
+    same values as :func:`_truncated` one device and one variation at a time, computed
+    for all devices at once from their first ``len(vs)`` normals; a device with a draw
+    outside its range is redrawn one at a time from its own stream."""
+    z = np.empty((len(devices), len(vs)))
+    for i, rng in enumerate(_generators(seed, devices, cycle, event)):
+        z[i] = rng.standard_normal(len(vs))
+    redraw = np.zeros(len(devices), bool)
+    drawn = []
+    for k, v in enumerate(vs):
+        base = out[v.parameter]
+        if v.distribution == "lognormal":
+            value = base * np.exp(v.shift + v.sigma * z[:, k])
+        else:
+            value = base + v.shift + v.sigma * z[:, k]
+        p = _BY_NAME[v.parameter]
+        redraw |= ~((p.lower <= value) & (value <= p.upper))
+        drawn.append(value)
+    for v, value in zip(vs, drawn, strict=True):
+        out[v.parameter][~redraw] = value[~redraw]
+    for i in np.flatnonzero(redraw):
+        rng = _stream(seed, devices[i], cycle, event)
+        for v in vs:
+            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
+
+
 def _check_seed(seed: int) -> None:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"seed must be a non-negative integer, got {seed!r}")
@@ -58,10 +166,7 @@ def draw_d2d(spec: VariationSpec, base: dict[str, float], seed: int,
     out = {name: np.full(len(devices), float(base[name])) for name in spec.parameters}
     d2d = spec.of_kind("d2d")
     if d2d:
-        for i, dev in enumerate(devices):
-            rng = _stream(seed, dev, 0, "d2d")
-            for v in d2d:  # fixed order: the spec's
-                out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
+        _apply_all(d2d, out, seed, devices, 0, "d2d")
     return out
 
 
@@ -75,8 +180,6 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     c2c = spec.of_kind("c2c")
-    for i, dev in enumerate(devices):
-        rng = _stream(seed, dev, cycle, event)
-        for v in c2c:
-            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
+    if c2c:
+        _apply_all(c2c, out, seed, devices, cycle, event)
     return out
