@@ -244,7 +244,10 @@ class Nmos:
 class Cell:
     """One RRAM cell ``te``-``be`` with its card; ``frozen`` holds its state at the
     card's ``x0``/``w0``.  ``model`` names the OSDI ``.model`` card of its model
-    parameters (cells with equal model parameters may share one)."""
+    parameters (cells with equal model parameters may share one).  ``state_nets``: the
+    nets of the exposed state ports (:data:`FROZEN_PORTS`, in the rendering with them
+    as ports) when the state is free but observed: the cell evolves as an ordinary one
+    and its gap and width changes (nm) are those nets' voltages."""
 
     name: str
     te: str
@@ -252,11 +255,17 @@ class Cell:
     card: Card
     frozen: bool = False
     model: str = "rrmod"
+    state_nets: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name, "cell")
         _check_nets(self)
         check_net(self.model, f"model name of cell {self.name}")
+        if self.state_nets is not None and self.frozen:
+            raise InputError(f"cell {self.name}: a frozen cell ties its state ports to "
+                             "ground; it has no state nets")
+        for net in self.state_nets or ():
+            check_net(net, f"state net of cell {self.name}")
 
     @property
     def nets(self) -> tuple[str, ...]:
@@ -272,6 +281,8 @@ class Cell:
                 for p in PARAMETERS}
         inst = [p.name for p in PARAMETERS if p.kind == "instance"]
         ports = f"{self.te} {self.be}" + (" 0 0" if self.frozen else "")
+        if self.state_nets is not None:
+            ports += " " + " ".join(self.state_nets)
         head = f"{self.instance_name(model)} {ports}"
         if model.kind == "subckt":
             return _lines(wrap_line(f"{head} {model.name} " + " ".join(

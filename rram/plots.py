@@ -187,6 +187,28 @@ def array_heat_maps(read, path: str | Path, title: str = "array read",
     return _save(fig, path)
 
 
+def disturb_heat_map(result, path: str | Path, title: str = "array write") -> Path:
+    """Resistance change R/R0 − 1 (%) of every cell after a write
+    (:class:`rram.array.write.WriteResult`; the selected cell, which switches, masked
+    and marked) and the RRAM voltage of every cell on the first pulse, rows down and
+    columns across."""
+    change = 100 * np.array(result.change, float)
+    change[result.cell] = np.nan
+    fig, (ax_d, ax_v) = plt.subplots(1, 2, figsize=(11, 4.6))
+    for ax, data, label in ((ax_d, change, "resistance change R/R0 - 1 (%)"),
+                            (ax_v, result.v_first, "cell voltage on the first pulse (V)")):
+        im = ax.imshow(data, origin="upper", aspect="auto", cmap="viridis",
+                       interpolation="nearest")
+        fig.colorbar(im, ax=ax, label=label)
+        ax.plot(result.cell[1], result.cell[0], "rx", ms=10, mew=2)
+        ax.set(xlabel="column (sensed at the bottom)", ylabel="row (driven from the left)")
+    p = result.pulse
+    ax_d.set_title(f"{title}: disturb after {p.count} x {p.amplitude:g} V / {p.width:g} s "
+                   f"({result.scheme})", fontsize=9)
+    ax_v.set_title(f"{title}: cell voltage (x: selected)", fontsize=9)
+    return _save(fig, path)
+
+
 def vmm_accuracy_plot(acc, study, path: str | Path, title: str = "VMM") -> Path:
     """Each column's relative RMS error against the target product (variation, wires,
     both: :class:`rram.array.accuracy.VmmAccuracy`) and, given a Monte Carlo

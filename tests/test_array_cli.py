@@ -141,3 +141,39 @@ def test_margin_screens_every_cell_for_the_worst(run):
                for j in range(3)}
     worst = min(margins, key=margins.__getitem__)
     assert f"cell {worst}" in r.output and f"margin {margins[worst]:.4f}" in r.output
+
+
+def test_disturb_writes_the_map_its_provenance_and_the_heat_map(run, tmp_path):
+    import json
+
+    out, png = tmp_path / "d.csv", tmp_path / "d.png"
+    r = run("array", "disturb", "--rows", "4", "--cols", "5", "--pattern", "all-hrs",
+            "--cell", "1", "3", "--count", "5", "--no-progress", "--out", str(out),
+            "--plot", str(png))
+    assert r.exit_code == 0, r.output
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    df = pd.read_csv(out)
+    assert len(df) == 20 and list(df.columns) == ["row", "col", "role", "v_cell_V",
+                                                  "r0_ohm", "r_ohm", "change"]
+    assert df.role.value_counts().to_dict() == {"unselected": 12, "half-selected": 7,
+                                                "selected": 1}
+    sel = df[df.role == "selected"].iloc[0]
+    assert (sel.row, sel.col) == (1, 3) and sel.change < -0.99  # it SET
+    half = df[df.role == "half-selected"]
+    assert (half.change < -0.005).all()  # 0.9 V on them: a measurable disturb
+    meta = json.loads((tmp_path / "d.csv.json").read_text())
+    assert meta["write"]["scheme"] == "v/2" and meta["write"]["count"] == 5
+    assert meta["array"]["rows"] == 4 and len(meta["card_sha256"]) == 64
+    assert meta["summary"]["half_selected_max"] == pytest.approx(half.change.abs().max())
+
+
+def test_write_writes_the_history_per_pulse(run, tmp_path):
+    out = tmp_path / "w.csv"
+    r = run("array", "write", "--rows", "4", "--cols", "4", "--pattern", "all-hrs",
+            "--scheme", "v/3", "--count", "3", "--no-progress", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    df = pd.read_csv(out)
+    assert list(df.pulse) == [0, 1, 2, 3]
+    assert df.r_selected_ohm.iloc[-1] < df.r_selected_ohm.iloc[0] / 100
+    assert (df.half_selected_max < 1e-4).all()  # V/3: 0.6 V on the half-selected cells
+    assert (tmp_path / "w.csv.json").is_file()

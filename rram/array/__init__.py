@@ -10,11 +10,16 @@
 * :mod:`.worst`: the worst data pattern of a V/2 read (adjoint-guided search);
 * :mod:`.wires`: the wires' currents, electromigration flags and self-heating;
 * :mod:`.tables`: CSV tables with a provenance sidecar.
+* :mod:`.write`: quasi-static pulse trains (V/2, V/3, floating lines) with the model's
+  kinetics; :mod:`.disturb`: the half-select disturb map; :mod:`.write_spice`: the same
+  write as an ngspice transient.
 """
 
 from .cells import States, named_pattern, pattern_states
 from .read import ReadResult, VmmResult, read, vmm
 from .spec import ArraySpec, Metal, Selector, Transistor
+from .write import PulseTrain, WriteResult, write
 
-__all__ = ["ArraySpec", "Metal", "ReadResult", "Selector", "States", "Transistor",
-           "VmmResult", "named_pattern", "pattern_states", "read", "vmm"]
+__all__ = ["ArraySpec", "Metal", "PulseTrain", "ReadResult", "Selector", "States",
+           "Transistor", "VmmResult", "WriteResult", "named_pattern", "pattern_states",
+           "read", "vmm", "write"]

@@ -166,9 +166,11 @@ def cell_cards(params: np.ndarray, base: Card | None = None) -> list[Card]:
             if changed else base for row in params]
 
 
-def to_netlist(c: Circuit, base: Card | None = None) -> Netlist:
+def to_netlist(c: Circuit, base: Card | None = None, dynamic: bool = False) -> Netlist:
     """The elements of ``c`` for the ngspice printer.  Cells with equal model
-    parameters share one ``.model`` card (``rm<k>``, numbered by first use)."""
+    parameters share one ``.model`` card (``rm<k>``, numbered by first use).  Cells are
+    frozen, or with ``dynamic`` free from their card's ``x0``/``w0``, their state ports
+    on the nets ``xg<cell>`` (gap change, nm) and ``xw<cell>`` (width change, nm)."""
     name = c.net_name
 
     def net(k: int) -> str:
@@ -187,7 +189,10 @@ def to_netlist(c: Circuit, base: Card | None = None) -> Netlist:
                                              strict=True)):
         key = tuple(c.cell_params[k, model_cols])
         model = models.setdefault(key, f"rm{len(models)}")
-        out.append(Cell(c.cell_name(k), net(te), net(be), card, frozen=True, model=model))
+        name_k = c.cell_name(k)
+        states = (f"xg{name_k}", f"xw{name_k}") if dynamic else None
+        out.append(Cell(name_k, net(te), net(be), card, frozen=not dynamic, model=model,
+                        state_nets=states))
     for g in c.groups:
         for k, nodes in enumerate(g.nodes):
             nets_ = [net(n) for n in nodes]

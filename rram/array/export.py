@@ -10,7 +10,7 @@ an operating point; its vectors are the nets, ``i(vout<j>)`` (column outputs, A)
 
 from __future__ import annotations
 
-from ..netlist import FROZEN_PORTS, CellModel, Netlist, deck
+from ..netlist import FROZEN_PORTS, CellModel, Netlist, VSource, deck
 from ..spice import validate
 from ..spice.testbench import OSDI_THREADS_NOTE
 from .circuit import Circuit, to_netlist
@@ -56,3 +56,46 @@ def render(circuit: Circuit | Netlist, kind: str = "subckt", osdi_path: str | No
     netlist = circuit if isinstance(circuit, Netlist) else to_netlist(circuit)
     model = CellModel(kind, FROZEN_MODEL)
     return deck(netlist, model, header(kind, osdi_path, in_deck_osdi), [".op"])
+
+
+def pulse_shape(rise: float, width: float, fall: float, gap: float, count: int
+                ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Breakpoints (s) and relative level (0..1) of ``count`` trapezoidal pulses, each
+    ``rise``, flat ``width``, ``fall`` and ``gap`` at 0 (s), from 0 at t = 0."""
+    period = rise + width + fall + gap
+    times, levels = [0.0], [0.0]
+    for k in range(count):
+        t0 = k * period
+        times += [t0 + rise, t0 + rise + width, t0 + rise + width + fall, t0 + period]
+        levels += [1.0, 1.0, 0.0, 0.0]
+    return tuple(times), tuple(levels)
+
+
+def state_nets(c: Circuit) -> list[tuple[str, str]]:
+    """The gap- and width-change nets (nm) of every cell of a :func:`render_write` deck."""
+    return [(f"xg{c.cell_name(k)}", f"xw{c.cell_name(k)}") for k in range(len(c.cells))]
+
+
+def render_write(circuit: Circuit, rise: float, width: float, fall: float, gap: float,
+                 count: int, kind: str = "osdi", osdi_path: str | None = None,
+                 in_deck_osdi: bool = True, max_step: float | None = None) -> str:
+    """The transient deck of a pulse train: every source of ``circuit`` pulses from 0 V
+    to its value (the plateau) ``count`` times (see :func:`pulse_shape`); cells are free
+    from their cards' ``x0``/``w0``, their states on the nets of :func:`state_nets`,
+    which the deck saves.  Gear at ``reltol = 1e-4`` as every transient deck of the
+    project, steps capped at ``max_step`` (s, default width/20)."""
+    import dataclasses
+
+    netlist = to_netlist(circuit, dynamic=True)
+    times, levels = pulse_shape(rise, width, fall, gap, count)
+    elements = tuple(
+        dataclasses.replace(e, pwl=tuple((t, e.dc * s) for t, s in zip(times, levels,
+                                                                      strict=True)))
+        if isinstance(e, VSource) and e.dc != 0 else e for e in netlist.elements)
+    netlist = Netlist(elements, netlist.title + " write", netlist.meta)
+    model = CellModel(kind, FROZEN_MODEL)
+    tmax = width / 20 if max_step is None else max_step
+    head = [*header(kind, osdi_path, in_deck_osdi), ".options method=gear reltol=1e-4"]
+    save = [f"v({n})" for pair in state_nets(circuit) for n in pair]
+    return deck(netlist, model, head, [f".tran {tmax / 10:.6g} {times[-1]:.6g} 0 {tmax:.6g}"],
+                save)

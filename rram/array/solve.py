@@ -315,3 +315,31 @@ class LinearSolver:
         vk = np.asarray(volts, float)
         x = self._lu.solve(-(self._fk @ vk))
         return x, self._kk @ x + self._kk_known @ vk
+
+
+#: Cells per block of right-hand sides in :func:`port_resistance`.
+PORT_BLOCK = 256
+
+
+def port_resistance(c: Circuit, bank: CellBank, op: OperatingPoint) -> np.ndarray:
+    """Thevenin resistance (Ω) the rest of the circuit presents to each RRAM cell at the
+    operating point ``op``: the small-signal driving-point impedance Z = eᵀ·J⁻¹·e
+    between the cell's te and be (J: the nodal Jacobian with every element linearised
+    at ``op``), with the cell's own conductance g removed, R = Z/(1 − g·Z).  0 where
+    both terminals are driven by sources."""
+    st = _Stamp(c)
+    v = np.append(op.v, 0.0)
+    _, g_cell = bank.evaluate(op.v_cell)
+    _, derivs = _devices(c, v)
+    J = _jacobian(st, g_cell, derivs)
+    lu = Factor(J, _order(c, st.free, J))
+    te, be = st.pos[c.cells[:, 0]], st.pos[c.cells[:, 1]]
+    z = np.zeros(len(c.cells))
+    for a in range(0, len(c.cells), PORT_BLOCK):
+        k = np.arange(a, min(a + PORT_BLOCK, len(c.cells)))
+        E = np.zeros((st.free.size, k.size))
+        cols = np.arange(k.size)
+        E[te[k][te[k] >= 0], cols[te[k] >= 0]] += 1.0
+        E[be[k][be[k] >= 0], cols[be[k] >= 0]] -= 1.0
+        z[k] = np.einsum("ij,ij->j", E, lu.solve(E))
+    return z / np.maximum(1.0 - g_cell * z, 1e-300)

@@ -243,6 +243,65 @@ def prepare_inputs(circuit: str, stimuli: Stimulus | Sequence[Stimulus],
     return stimuli, _as_cards(cards, n), _circuit_matrix(circuit_params, n)
 
 
+def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray,
+                     ICC: np.ndarray, VG: np.ndarray, OUT: np.ndarray,
+                     options: Options | None = None,
+                     stop_current: float | Sequence[float] | np.ndarray | None = None,
+                     thresholds: np.ndarray | None = None,
+                     gap_closed: np.ndarray | None = None, progress: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The compiled integration of ``n`` devices given as arrays (what :func:`simulate`
+    packs from cards and stimuli): ``P`` (n, card + circuit parameters), the PWL
+    stimulus ``TP`` (s) / ``VP`` (V) (n, breakpoints), compliance ``ICC`` (A, n,
+    segments), gate voltages ``VG`` (V, n) and output times ``OUT`` (s, n, samples;
+    +inf pads).  The initial state is each card's ``x0``/``w0`` at the operating point
+    of the stimulus' first value.  Returns the sampled unknowns (n, samples,
+    :data:`UNKNOWNS`), the status and statistics per device and the per-segment events
+    (see :func:`simulate`)."""
+    opts = options or Options()
+    n = P.shape[0]
+    kind = CIRCUIT_KINDS.index(circuit)
+    atol, errkind, lim = opts.arrays()
+    Y0 = initial_guess(P)
+    out_y = np.full((n, OUT.shape[1], len(UNKNOWNS)), np.nan)
+    nseg = TP.shape[1] - 1
+    thr = 0.5 * ICC if thresholds is None else thresholds
+    ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
+          "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
+          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
+          "tdrop": np.full((n, nseg), np.nan), "tclose": np.full((n, nseg), np.nan)}
+    if gap_closed is None:
+        gap_closed = GAP_CLOSED_NM - P[:, PARAMETER_NAMES.index("x0")] / NM
+    istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
+                                       float), (n,)).copy()
+    from .jit import load_compiled, load_integrator  # compiled on first simulation
+
+    ig = load_integrator()
+    batch = ig.integrate_batch
+    extra: tuple = ()
+    if opts.engine == "soa":
+        batch = load_compiled("rram.engine.lockstep").integrate_batch_soa
+        extra = (opts.block,)
+
+    status = np.zeros(n, np.int64)
+    stats = np.zeros((n, N_STATS))
+    chunks = range(0, n, opts.chunk)
+    if progress:
+        from tqdm import tqdm
+
+        chunks = tqdm(chunks, total=len(chunks), unit="chunk", desc=f"{circuit} x{n}")
+    for a in chunks:
+        b = min(n, a + opts.chunk)
+        batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
+              OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
+              opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
+              status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
+              ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
+              ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
+              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b], *extra)
+    return out_y, status, stats, ev
+
+
 def simulate(
     circuit: str,
     stimuli: Stimulus | Sequence[Stimulus],
@@ -283,45 +342,13 @@ def simulate(
     if not record:
         OUT = np.full((n, 0), np.inf)
     VG = np.array([s.v_gate for s in stimuli], float)
-    atol, errkind, lim = opts.arrays()
-    Y0 = initial_guess(P)
-    kind = CIRCUIT_KINDS.index(circuit)
-    out_y = np.full((n, OUT.shape[1], len(UNKNOWNS)), np.nan)
     nseg = TP.shape[1] - 1
     thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
-    ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
-          "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
-          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
-          "tdrop": np.full((n, nseg), np.nan), "tclose": np.full((n, nseg), np.nan)}
     # the gap-closure threshold in the unknowns' units (the change of the gap since x0)
     gap_closed = GAP_CLOSED_NM - state_offsets(card_list)[:, 0]
-    istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
-                                       float), (n,)).copy()
-    from .jit import load_compiled, load_integrator  # compiled on first simulation
-
-    ig = load_integrator()
-    batch = ig.integrate_batch
-    extra: tuple = ()
-    if opts.engine == "soa":
-        batch = load_compiled("rram.engine.lockstep").integrate_batch_soa
-        extra = (opts.block,)
-
-    status = np.zeros(n, np.int64)
-    stats = np.zeros((n, N_STATS))
-    chunks = range(0, n, opts.chunk)
-    if progress:
-        from tqdm import tqdm
-
-        chunks = tqdm(chunks, total=len(chunks), unit="chunk", desc=f"{circuit} x{n}")
-    for a in chunks:
-        b = min(n, a + opts.chunk)
-        batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
-              OUT[a:b], out_y[a:b], atol, errkind, opts.chgtol, opts.rtol, lim,
-              opts.hmax, opts.hfrac, opts.hmin, opts.max_steps, istop[a:b],
-              status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
-              ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
-              ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b], *extra)
+    out_y, status, stats, ev = integrate_arrays(
+        circuit, P, TP, VP, ICC, VG, OUT, opts, stop_current, thr, gap_closed,
+        progress=progress)
     samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
                for d, s in enumerate(stimuli)]
     x0w0 = state_offsets(card_list)
