@@ -148,7 +148,7 @@ def test_disturb_writes_the_map_its_provenance_and_the_heat_map(run, tmp_path):
 
     out, png = tmp_path / "d.csv", tmp_path / "d.png"
     r = run("array", "disturb", "--rows", "4", "--cols", "5", "--pattern", "all-hrs",
-            "--cell", "1", "3", "--count", "5", "--no-progress", "--out", str(out),
+            "--cell", "1,3", "--count", "5", "--no-progress", "--out", str(out),
             "--plot", str(png))
     assert r.exit_code == 0, r.output
     assert png.read_bytes()[:4] == b"\x89PNG"

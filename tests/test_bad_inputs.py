@@ -123,7 +123,7 @@ CASES = [
     ("array-margin-sidecar-is-card", ["array", "margin", "--search", "--card", "c.json",
                                       "--out", "c"]),
     ("array-write-cell-outside", ["array", "write", "--rows", "4", "--cols", "4", "--cell",
-                                  "9", "0", "--out", "w.csv"]),
+                                  "9,0", "--out", "w.csv"]),
     ("array-write-amplitude-0", ["array", "write", "--amplitude", "0", "--out", "w.csv"]),
     ("array-write-width-negative", ["array", "write", "--width", "-1e-6", "--out", "w.csv"]),
     ("array-write-count-0", ["array", "write", "--count", "0", "--out", "w.csv"]),

@@ -280,15 +280,25 @@ def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot
         vmm_accuracy_plot(a, study, plot, f"{spec.rows}x{spec.cols} 1R crossbar")
 
 
-def _cell(ctx: click.Context, param: click.Parameter, value: str) -> str | tuple[int, int]:
-    """``--cell``: ``corner``, ``worst`` or ROW,COL."""
-    if value in ("corner", "worst"):
-        return value
-    try:
-        i, j = (int(x) for x in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"{value!r}: give ROW,COL, corner or worst") from None
-    return (i, j)
+def _cell_option(*words: str) -> Callable:
+    """A ``--cell`` callback: ROW,COL (every command that selects a cell spells it so),
+    or one of ``words``."""
+    def parse(ctx: click.Context, param: click.Parameter,
+              value: str | None) -> str | tuple[int, int] | None:
+        if value is None or value in words:
+            return value
+        try:
+            i, j = (int(x) for x in value.split(","))
+        except ValueError:
+            raise click.BadParameter(f"{value!r}: give ROW,COL"
+                                     + "".join(f", {w}" for w in words[:-1])
+                                     + (f" or {words[-1]}" if words else "")) from None
+        return (i, j)
+
+    return parse
+
+
+_cell = _cell_option("corner", "worst")
 
 
 def _bar(what: str, total: int | None = None):
@@ -385,8 +395,8 @@ def _refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
 
 
 _WRITE_OPTIONS: list[Callable] = [
-    click.option("--cell", type=(int, int), default=None,
-                 help="Selected cell ROW COL [default: the middle cell]."),
+    click.option("--cell", default=None, callback=_cell_option(),
+                 help="Selected cell ROW,COL [default: the middle cell]."),
     click.option("--scheme", type=click.Choice(["v/2", "v/3", "float"]), default="v/2",
                  show_default=True,
                  help="Unselected lines at V/2; at V/3 (rows) and 2V/3 (columns); or undriven."),
