@@ -177,3 +177,15 @@ def test_write_writes_the_history_per_pulse(run, tmp_path):
     assert df.r_selected_ohm.iloc[-1] < df.r_selected_ohm.iloc[0] / 100
     assert (df.half_selected_max < 1e-4).all()  # V/3: 0.6 V on the half-selected cells
     assert (tmp_path / "w.csv.json").is_file()
+
+
+def test_disturb_budget_writes_one_row_per_size(run, tmp_path):
+    out = tmp_path / "b.csv"
+    r = run("array", "disturb", "--budget", "0.02", "--sizes", "3,5", "--pattern", "all-hrs",
+            "--amplitude", "1.7", "--count", "5", "--no-progress", "--out", str(out))
+    assert r.exit_code == 0, r.output
+    df = pd.read_csv(out)
+    assert list(df["rows"]) == [3, 5] and (df.exposure > 0).all()
+    assert "largest array within the budget" in r.output
+    meta = json.loads((tmp_path / "b.csv.json").read_text())
+    assert meta["budget"] == 0.02 and meta["command"] == "array disturb --budget"

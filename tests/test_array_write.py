@@ -172,3 +172,27 @@ def test_a_v2_reset_train_agrees_with_ngspice():
     assert np.max(np.abs(a / b - 1)) < 0.02
     assert native.r[cell] > 3 * native.r0[cell]
     assert spice.r[cell] == pytest.approx(native.r[cell], rel=0.02)
+
+
+def test_the_largest_array_within_a_disturb_budget():
+    """A cell is half-selected by every write on its row and column: the exposure grows
+    with the size, V/2 runs out of budget where V/3 does not."""
+    from rram.array.disturb import disturb_budget
+
+    def all_hrs(n):
+        return pattern_states(np.zeros((n, n), bool))
+
+    pulse = PulseTrain(1.7, 1e-6, 10)
+    rows, largest = disturb_budget(ArraySpec("1r", 4, 4), [3, 4, 6, 8], pulse, 0.04,
+                                   "v/2", all_hrs)
+    assert [r.rows for r in rows] == [3, 4, 6, 8]
+    for r in rows:
+        assert r.exposure == pytest.approx((2 * r.rows - 2) * r.per_write)
+        assert r.within == (r.exposure <= 0.04)
+        assert 0.9 < r.linearity < 1.1  # small disturbs grow in proportion
+    assert rows[-1].exposure > rows[0].exposure
+    assert largest is not None and largest < 8 and all(r.within for r in rows
+                                                       if r.rows <= largest)
+    _, largest_v3 = disturb_budget(ArraySpec("1r", 4, 4), [3, 4, 6, 8], pulse, 0.04,
+                                   "v/3", all_hrs)
+    assert largest_v3 == 8

@@ -7,18 +7,25 @@ the first pulse's plateau), ``r0_ohm`` and ``r_ohm`` (the cell's resistance read
 own at :data:`rram.array.write.V_READ` before and after the train) and ``change``
 (R/R0 − 1).  Its provenance (package version, the array, card digest and variation, the write and
 its figures) goes to a JSON sidecar ``<table>.json`` (:mod:`rram.array.tables`).
+
+:func:`disturb_budget` finds the largest array whose cells stay within a disturb budget
+when the whole array is written once.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
+from .cells import States
 from .spec import ArraySpec
-from .write import V_READ, WriteResult
+from .write import V_READ, PulseTrain, WriteResult, write
 
 COLUMNS = ("row", "col", "role", "v_cell_V", "r0_ohm", "r_ohm", "change")
 
@@ -93,5 +100,64 @@ def write_disturb(path: str | Path, table: pd.DataFrame, meta: dict) -> Path:
     return write_table(path, table, meta)
 
 
-__all__ = ["COLUMNS", "disturb_table", "history_table", "provenance", "roles", "summary",
-           "write_disturb"]
+@dataclass(frozen=True)
+class BudgetRow:
+    """One array size of :func:`disturb_budget`: the largest half-selected |R/R0 − 1|
+    after the simulated train (``per_write``), how close that train's growth is to
+    proportional in the pulse count (``linearity``: the change after the last pulse over
+    ``count`` times the change after the first; 1 is proportional), the exposure of a
+    cell when every other cell of its row and column is written once with the train
+    (``exposure`` = (rows − 1 + cols − 1)·per_write) and whether it is within the budget."""
+
+    rows: int
+    cols: int
+    per_write: float
+    linearity: float
+    exposure: float
+    within: bool
+    seconds: float
+
+
+def check_budget(budget: float, sizes: Sequence[int]) -> list[int]:
+    """The sizes of a disturb-budget search, ascending, or an error naming the bad input."""
+    if not 0 < budget < 10:
+        raise InputError(f"disturb budget {budget!r}: valid is (0, 10) (a relative change)")
+    out = sorted({int(n) for n in sizes})
+    if not out or out[0] < 2 or out[-1] > 256:
+        raise InputError(f"sizes {list(sizes)}: valid array sizes are 2 .. 256")
+    return out
+
+
+def disturb_budget(spec: ArraySpec, sizes: Sequence[int], pulse: PulseTrain, budget: float,
+                   scheme: str = "v/2", states_of: Callable[[int], States] | None = None,
+                   progress: Callable[[int], None] | None = None
+                   ) -> tuple[list[BudgetRow], int | None]:
+    """The largest square array of ``sizes`` (``spec`` resized, its middle cell written
+    with ``pulse`` under ``scheme``, every cell at ``states_of(n)``) whose cells stay
+    within ``budget`` (a relative resistance change) after the whole array is written
+    once: a cell is then half-selected by the (rows − 1) + (cols − 1) writes of its row
+    and column.  Disturbs add in proportion while they are small (``linearity`` near 1
+    says the train's own growth was proportional); the worst half-selected cell of one
+    write stands for every write.  Returns the rows (one per size, ascending) and the
+    largest size within the budget (None: none)."""
+    sizes = check_budget(budget, sizes)
+    rows = []
+    for n in sizes:
+        sized = dataclasses.replace(spec, rows=n, cols=n)
+        result = write(sized, (n // 2, n // 2), pulse, scheme,
+                       None if states_of is None else states_of(n))
+        h = result.half_selected
+        d = np.abs(result.r_history[:, h] / result.r0[h] - 1).max(axis=1)
+        per_write = float(d[-1])
+        linearity = float(d[-1] / (pulse.count * d[1])) if d[1] > 0 else float("nan")
+        exposure = (2 * n - 2) * per_write
+        rows.append(BudgetRow(n, n, per_write, linearity, exposure, exposure <= budget,
+                              result.seconds))
+        if progress is not None:
+            progress(n)
+    within = [r.rows for r in rows if r.within]
+    return rows, (max(within) if within else None)
+
+
+__all__ = ["COLUMNS", "BudgetRow", "check_budget", "disturb_budget", "disturb_table",
+           "history_table", "provenance", "roles", "summary", "write_disturb"]

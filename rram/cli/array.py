@@ -496,13 +496,21 @@ def write_cmd(spec, states, count, out, **kw) -> None:
                    "(R/R0 - 1), with its provenance in <out>.json.")
 @click.option("--plot", type=OutputPath(), default=None,
               help="Heat maps of the resistance change and the cell voltages (.png).")
+@click.option("--budget", type=float, default=None, callback=finite,
+              help="Disturb budget (relative change): find the largest of --sizes whose "
+                   "cells stay within it when the whole array is written once.")
+@click.option("--sizes", type=str, default=None,
+              help="Square array sizes for --budget, comma-separated (e.g. 4,8,16).")
 @command_guard
 @_spec_command
-def disturb(spec, states, count, out, plot, **kw) -> None:
+def disturb(spec, states, count, out, plot, budget, sizes, **kw) -> None:
     """Half-select disturb: the resistance change of every cell after COUNT write pulses
-    on one cell."""
+    on one cell; with --budget, the largest array within a disturb budget."""
     from ..array.disturb import disturb_table, provenance, write_disturb
 
+    if budget is not None or sizes is not None:
+        _disturb_budget(spec, count, out, plot, budget, sizes, kw)
+        return
     result = _run_write(spec, states, dict(kw, plot=plot), count, out)
     if out:
         write_disturb(out, disturb_table(result), provenance(spec, result, kw["pattern"]))
@@ -510,3 +518,54 @@ def disturb(spec, states, count, out, plot, **kw) -> None:
         from ..plots import disturb_heat_map
 
         disturb_heat_map(result, plot, f"{spec.topology} {spec.rows}x{spec.cols}")
+
+
+def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, Any]) -> None:
+    """``rram array disturb --budget B --sizes ...``: one write per size, its middle cell,
+    every cell in the data pattern."""
+    import dataclasses
+
+    import pandas as pd
+
+    from ..array.cells import named_pattern, pattern_states
+    from ..array.disturb import check_budget, disturb_budget
+    from ..array.tables import provenance, write_table
+    from ..array.write import PulseTrain, check_write
+
+    if budget is None or sizes is None:
+        raise InputError("--budget and --sizes go together")
+    if plot:
+        raise InputError("--plot maps one write; --budget writes a table (--out) only")
+    try:
+        ns = check_budget(budget, [int(x) for x in sizes.split(",")])
+    except ValueError:
+        raise InputError(f"--sizes {sizes!r}: give sizes such as 4,8,16") from None
+    _refuse_sidecar("--out", out, kw)
+    pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
+    for n in ns:  # every size checked before the first write
+        check_write(dataclasses.replace(spec, rows=n, cols=n), (n // 2, n // 2), pulse,
+                    kw["scheme"], kw["substeps"])
+    bar = None
+    if kw["progress"]:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(ns), unit="array", desc="disturb budget", leave=False)
+    try:
+        rows, largest = disturb_budget(
+            spec, ns, pulse, budget, kw["scheme"],
+            lambda n: pattern_states(named_pattern(kw["pattern"], (n, n), kw["seed"])),
+            None if bar is None else lambda n: bar.update(1))
+    finally:
+        if bar is not None:
+            bar.close()
+    for r in rows:
+        echo_err(f"{r.rows}x{r.cols}: one write {r.per_write:.4g} (linearity "
+                 f"{r.linearity:.3f}), whole array written {r.exposure:.4g} "
+                 f"{'within' if r.within else 'beyond'} {budget:g}")
+    echo_err(f"largest array within the budget: "
+             f"{f'{largest}x{largest}' if largest else 'none of the sizes'}")
+    if out:
+        frame = pd.DataFrame([dataclasses.asdict(r) for r in rows])
+        write_table(out, frame, provenance(
+            spec, command="array disturb --budget", budget=budget, largest=largest,
+            scheme=kw["scheme"], pattern=kw["pattern"], pulse=dataclasses.asdict(pulse)))
