@@ -140,7 +140,30 @@ def artefacts() -> dict[Path, Callable[[], str]]:
     }
     for kind in KINDS:
         out[netlists / "testbenches" / f"{kind}.cir"] = partial(render_testbench, kind)
+    # the fitted card's exports (``make fit``), fresh against the printers too
+    fitted = REPO_DIR / "fitting" / "results" / "tud_H16248L_M12"
+    out[fitted.with_suffix(".lib")] = partial(render_fitted_export, fitted, "spice")
+    out[fitted.with_suffix(".va")] = partial(render_fitted_export, fitted, "veriloga")
     return out
+
+
+def render_fitted_export(stem: Path, fmt: str, name: str = "rram_tud") -> str:
+    """``rram export --format fmt --card <stem>.card.json --name rram_tud``."""
+    from .card import load_card
+
+    return render_export(load_card(stem.with_name(stem.name + ".card.json")), fmt, name)
+
+
+def render_export(card, fmt: str, name: str) -> str:
+    """The model with ``card``'s values as defaults, as an ngspice subcircuit library
+    (``fmt`` ``spice``) or a Verilog-A module (``veriloga``) named ``name``."""
+    if fmt == "spice":
+        from .printers.spice_printer import render_subckt
+
+        return render_subckt(MODEL, card, name=name)
+    from .printers.veriloga_printer import render_module
+
+    return render_module(MODEL, card, name=name)
 
 
 def write_all() -> list[Path]:

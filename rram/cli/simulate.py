@@ -106,20 +106,13 @@ def demo(out: str, card_path: str | None) -> None:
 @command_guard
 def export(fmt: str, card_path: str | None, name: str, out: str) -> None:
     """Write the model for a simulator, with a card's values as parameter defaults."""
+    from ..generate import render_export
     from ..io import write_text_atomic
-    from ..model import MODEL
     from ..spice import validate
 
     validate.identifier(name, "--name")
     card = load_card(card_path)
-    if fmt == "spice":
-        from ..printers.spice_printer import render_subckt
-
-        text = render_subckt(MODEL, card, name=name)
-    else:
-        from ..printers.veriloga_printer import render_module
-
-        text = render_module(MODEL, card, name=name)
+    text = render_export(card, fmt, name)
     write_text_atomic(out, text)
     click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]})", err=True)
 
