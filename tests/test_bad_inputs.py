@@ -135,6 +135,8 @@ CASES = [
                                         "4;8", "--out", "b.csv"]),
     ("array-disturb-budget-0", ["array", "disturb", "--budget", "0", "--sizes", "4",
                                 "--out", "b.csv"]),
+    ("array-disturb-budget-out-is-card", ["array", "disturb", "--budget", "0.01", "--sizes",
+                                          "4", "--card", "c.json", "--out", "c.json"]),
     ("array-disturb-budget-plot", ["array", "disturb", "--budget", "0.01", "--sizes", "4",
                                    "--plot", "b.png"]),
     ("array-disturb-pulse-short-for-rc", ["array", "disturb", "--r-driver", "1e6",

@@ -42,19 +42,26 @@ def write_options(func: Callable) -> Callable:
     return func
 
 
-def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
-    """The write of the command's options, after refusing a sidecar that is an input."""
+def _refuse_outputs(kw: dict[str, Any], out: str | None, plot: str | None) -> None:
+    """Refuse an --out or --plot that is an input (the card, the variation spec), and an
+    --out whose sidecar is one, before any work."""
     from pathlib import Path
 
-    from ..array.write import PulseTrain, check_write, write
     from .common import refuse_inputs
 
     inputs = [(n, Path(v)) for n, v in (("--card", kw["card_path"]),
                                          ("--variation", kw["variation"])) if v]
-    for name, path in (("--out", out), ("--plot", kw.get("plot"))):
+    for name, path in (("--out", out), ("--plot", plot)):
         if path:
             refuse_inputs(name, Path(path), inputs)
     _refuse_sidecar("--out", out, kw)
+
+
+def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
+    """The write of the command's options, after refusing a sidecar that is an input."""
+    from ..array.write import PulseTrain, check_write, write
+
+    _refuse_outputs(kw, out, kw.get("plot"))
     cell = tuple(kw["cell"] or (spec.rows // 2, spec.cols // 2))
     pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     check_write(spec, cell, pulse, kw["scheme"], kw["substeps"])
@@ -158,7 +165,7 @@ def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, An
         ns = check_budget(budget, [int(x) for x in sizes.split(",")])
     except ValueError:
         raise InputError(f"--sizes {sizes!r}: give sizes such as 4,8,16") from None
-    _refuse_sidecar("--out", out, kw)
+    _refuse_outputs(kw, out, None)
     pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     for n in ns:  # every size checked before the first write
         check_write(dataclasses.replace(spec, rows=n, cols=n), (n // 2, n // 2), pulse,
