@@ -1,31 +1,52 @@
-"""Test circuits around one device, in the same IR as the device.
+"""Test circuits around one device: one netlist for the Python engine and ngspice.
 
 The Python engine integrates a circuit, not a bare device: a driven bit line, a series
-element that limits the current, a node capacitance and the cell.  Writing the series
-elements in the IR keeps the engine and the generated ngspice testbenches on the same
-equations.
+element that limits the current, a node capacitance and the cell.  Each circuit is a
+:class:`rram.netlist.Netlist` (:func:`device_netlist`): the ngspice testbenches print it
+(:mod:`rram.spice.testbench`), and :func:`build_circuit` compiles the same value into the
+engine's flat system of IR branches, so the elements' equations are written once (in
+:mod:`rram.netlist`).
 
-Circuits (``bl`` is driven by the input ``v_app``; ``mid`` is the node with ``cd``)::
+Circuits (the sources driving ``bl``, ``gate`` and ``icc`` are the engine's inputs
+``v_app``, ``v_gate`` and ``icc``: :data:`SOURCES`)::
 
-    series   bl ─[ series element ]─ mid ─[ rram te→be ]─ gnd
-    1t1r     bl ─[ rram te→be ]─ mid ─[ NMOS d→s, gate v_gate ]─ gnd
+    series   bl ─[ series element ]─ mid ─[ Vsense 0 V ]─ te ─[ rram te→be ]─ 0
+    1t1r     bl ─[ Vsense 0 V ]─ te ─[ rram te→be ]─ mid ─[ NMOS d→s, gate ]─ 0
 
-Series elements: ``resistor`` (``rs``), ``compliance`` (an ideal voltage source with a
-current limit: ``icc·tanh(gsrc·v/icc)``, ``icc`` an input so SET and RESET phases can
-differ) and, for 1T1R, a square-law NMOS identical to SPICE level 1 with λ = 0, written
-as ``β/2·(max(v_gs − v_to, 0)² − max(v_gd − v_to, 0)²)`` (source/drain symmetric, C¹).
+``Cd`` loads ``mid``.  Series elements: ``resistor`` (``rs``), ``compliance`` (an ideal
+voltage source with a current limit: ``icc·tanh(gsrc·v/icc)``, ``icc`` the voltage of
+its own driven net so SET and RESET phases can differ) and, for 1T1R, the square-law
+NMOS of :class:`rram.netlist.Nmos` (SPICE level 1 with λ = 0).  The 0 V sense source is
+an ammeter: the engine merges its nets.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
-from .expr import ZERO, Expr, pos_sq, substitute, sym, tanh
-from .model import GROUND, MODEL, Branch, Model, node_symbol
-from .params import Parameter
+from .card import default_card
+from .errors import InputError
+from .expr import ZERO, Expr, Operand, substitute, sym, tanh
+from .model import MODEL, Branch, node_symbol
+from .netlist import (
+    GROUND,
+    Behavioural,
+    Capacitor,
+    Cell,
+    Element,
+    Netlist,
+    Nmos,
+    Resistor,
+    V,
+    VSource,
+)
+from .params import Card, Parameter
 
 #: Circuit kinds of the Python engine, in kernel-dispatch order.
 CIRCUIT_KINDS = ("resistor", "compliance", "1t1r")
+SERIES_ELEMENTS = ("resistor", "compliance")
 
 
 @dataclass(frozen=True)
@@ -37,7 +58,7 @@ class Circuit:
     inputs: tuple[str, ...]
     parameters: tuple[str, ...]
     branches: tuple[Branch, ...]
-    device_nodes: dict[str, str]  # device node -> circuit node
+    device_nodes: dict[str, str]  # device port -> circuit net (an unknown, input or 0)
     probe: Expr  # current into the device's te port (A)
 
     def index(self, node: str) -> int:
@@ -61,80 +82,95 @@ CIRCUIT_PARAMETERS: tuple[Parameter, ...] = (
     _p("vto", 0.7, "V", "NMOS threshold voltage", -2.0, 3.0),
 )
 CIRCUIT_PARAMETER_NAMES = tuple(p.name for p in CIRCUIT_PARAMETERS)
-INPUTS = ("v_app", "v_gate", "icc")
-
-SERIES_ELEMENTS = ("resistor", "compliance")
-
-
-def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
-    """The model's branches with its nodes renamed (ports and internal nodes)."""
-    mapping = {node_symbol(a): sym(node_symbol(b)) for a, b in nodes.items()}
-    flows = substitute([b.flow for b in model.branches], mapping)
-    charges = substitute([b.charge for b in model.branches], mapping)
-    return tuple(
-        Branch(b.name, nodes.get(b.p, b.p), nodes.get(b.n, b.n), f, q, b.desc)
-        for b, f, q in zip(model.branches, flows, charges, strict=True)
-    )
+#: Driven net -> the engine input that is its voltage (the testbench's sources).
+SOURCES = {"bl": "v_app", "gate": "v_gate", "icc": "icc"}
+INPUTS = tuple(SOURCES.values())
 
 
-def _ground_known(branches: tuple[Branch, ...], known: dict[str, Expr]) -> tuple[Branch, ...]:
-    """Replace known node voltages (ground, driven nodes) by their expressions."""
-    mapping = {node_symbol(n): e for n, e in known.items()}
-    flows = substitute([b.flow for b in branches], mapping)
-    charges = substitute([b.charge for b in branches], mapping)
-    return tuple(
-        Branch(b.name, b.p, b.n, f, q, b.desc)
-        for b, f, q in zip(branches, flows, charges, strict=True)
-    )
+def compliance_current(a: str, b: str, gsrc: Operand, icc_net: str = "icc") -> Expr:
+    """I(a → b) of the compliance source: ``icc·tanh(gsrc·v/icc)``, ``icc`` the voltage
+    of ``icc_net``."""
+    icc = V(icc_net)
+    return icc * tanh(gsrc * (V(a) - V(b)) / icc)
 
 
-def _v(node: str) -> Expr:
-    return sym(node_symbol(node))
+def device_netlist(kind: str, values: Mapping[str, Operand] | None = None,
+                   card: Card | None = None, suffix: str = "",
+                   instance: str = "cell") -> Netlist:
+    """The circuit ``kind`` around one cell on nets ``te<suffix>``, ``mid<suffix>``
+    (the driven nets of :data:`SOURCES` are shared; their sources are not included).
 
-
-def series_element(kind: str, a: str, b: str) -> Branch:
-    v = _v(a) - _v(b)
-    if kind == "resistor":
-        return Branch("br_series", a, b, v / sym("rs"), ZERO, "series resistor")
-    if kind == "compliance":
-        icc = sym("icc")
-        return Branch("br_series", a, b, icc * tanh(sym("gsrc") * v / icc), ZERO,
-                      "compliance-limited voltage source")
-    raise ValueError(f"unknown series element {kind!r}; valid: {', '.join(SERIES_ELEMENTS)}")
-
-
-def nmos(drain: str, source: str) -> Branch:
-    beta = sym("kp") * sym("wl")
-    vg = sym("v_gate")
-    vov_s = vg - _v(source) - sym("vto")
-    vov_d = vg - _v(drain) - sym("vto")
-    return Branch("br_nmos", drain, source, 0.5 * beta * (pos_sq(vov_s) - pos_sq(vov_d)), ZERO,
-                  "square-law NMOS (SPICE level 1, lambda = 0)")
-
-
-def build_circuit(kind: str, model: Model = MODEL) -> Circuit:
-    """``kind``: ``resistor``, ``compliance`` (series circuits) or ``1t1r``."""
-    internal = {n.name: n.name for n in model.nodes}
-    if kind in SERIES_ELEMENTS:
-        device = instantiate(model, {"te": "mid", "be": GROUND, **internal})
-        extra = (series_element(kind, "bl", "mid"),)
-    elif kind == "1t1r":
-        device = instantiate(model, {"te": "bl", "be": "mid", **internal})
-        extra = (nmos("mid", GROUND),)
+    ``values`` maps circuit-parameter names to numbers (a printed deck) or expressions;
+    by default every one is its symbol (the engine binds them per device).  ``card``
+    gives the printed cell's parameters (the cell's equations keep them as symbols);
+    ``instance`` names it."""
+    if kind not in CIRCUIT_KINDS:
+        raise InputError(f"unknown circuit {kind!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    cp: dict[str, Operand] = {n: sym(n) for n in CIRCUIT_PARAMETER_NAMES}
+    cp.update(values or {})
+    te, mid = f"te{suffix}", f"mid{suffix}"
+    be = mid if kind == "1t1r" else GROUND
+    elements: list[Element] = [Cell(f"{instance}{suffix}", te, be, card or default_card(),
+                                    model=f"rrmod{suffix}")]
+    if kind == "1t1r":
+        elements += [VSource(f"sense{suffix}", "bl", te),
+                     Nmos(f"1{suffix}", mid, "gate", GROUND, cp["kp"], cp["wl"], cp["vto"],
+                          model=f"nch{suffix}")]
+    elif kind == "resistor":
+        elements += [Resistor(f"s{suffix}", "bl", mid, cp["rs"]),
+                     VSource(f"sense{suffix}", mid, te)]
     else:
-        raise ValueError(f"unknown circuit {kind!r}; valid: resistor, compliance, 1t1r")
-    cap = Branch("br_cd", "mid", GROUND, ZERO, sym("cd") * _v("mid"), "middle-node capacitance")
-    branches = _ground_known(device + extra + (cap,), {GROUND: ZERO, "bl": sym("v_app")})
-    unknowns = ("mid", *(n.name for n in model.nodes))
-    device_nodes = {"te": "mid" if kind in SERIES_ELEMENTS else "bl",
-                    "be": GROUND if kind in SERIES_ELEMENTS else "mid", **internal}
-    probe = next(b.flow for b in branches if b.name == "br_ctop")
+        elements += [Behavioural(f"cc{suffix}", "bl", mid,
+                                 compliance_current("bl", mid, cp["gsrc"])),
+                     VSource(f"sense{suffix}", mid, te)]
+    cd = cp["cd"]
+    if isinstance(cd, Expr) or cd > 0:
+        elements.append(Capacitor(f"d{suffix}", mid, GROUND, cd))
+    return Netlist(tuple(elements), title=f"rram {kind} circuit")
+
+
+def compile_netlist(name: str, netlist: Netlist, known: Mapping[str, Expr]) -> Circuit:
+    """The engine's flat system of a one-cell netlist: ``known`` nets (driven by the
+    engine's inputs) and ground substituted, 0 V sources merged into one net, every
+    other net and the cell's internal nodes unknown."""
+    cells = netlist.of_type(Cell)
+    if len(cells) != 1:
+        raise InputError(f"circuit {name}: the engine integrates one cell, got {len(cells)}")
+    alias: dict[str, str] = {}
+    for s in netlist.of_type(VSource):
+        if s.dc != 0 or s.pwl is not None or s.p in alias:
+            raise InputError(f"circuit {name}: V{s.name} is not a 0 V ammeter; drive nets "
+                             "through the engine's inputs")
+        alias[s.n] = s.p
+    branches = [b for e in netlist.elements if not isinstance(e, VSource)
+                for b in e.branches()]
+    rename = {node_symbol(n): sym(node_symbol(m)) for n, m in alias.items()}
+    fixed = {node_symbol(GROUND): ZERO, **{node_symbol(n): e for n, e in known.items()}}
+
+    def net(n: str) -> str:
+        return alias.get(n, n)
+
+    flows = substitute(substitute([b.flow for b in branches], rename), fixed)
+    charges = substitute(substitute([b.charge for b in branches], rename), fixed)
+    branches = [Branch(b.name, net(b.p), net(b.n), f, q, b.desc)
+                for b, f, q in zip(branches, flows, charges, strict=True)]
+    internal = tuple(n.name for n in MODEL.nodes)
+    outer = tuple(dict.fromkeys(net(n) for n in netlist.nets
+                                if net(n) not in known and net(n) != GROUND))
+    cell = cells[0]
     return Circuit(
-        name=kind.replace("1t1r", "one_t_one_r"),
-        unknowns=unknowns,
+        name=name,
+        unknowns=outer + internal,
         inputs=INPUTS,
-        parameters=model.parameter_names + CIRCUIT_PARAMETER_NAMES,
-        branches=branches,
-        device_nodes=device_nodes,
-        probe=probe,
+        parameters=MODEL.parameter_names + CIRCUIT_PARAMETER_NAMES,
+        branches=tuple(branches),
+        device_nodes={"te": net(cell.te), "be": net(cell.be)},
+        probe=next(b.flow for b in branches if b.name == "br_ctop"),
     )
+
+
+@cache
+def build_circuit(kind: str) -> Circuit:
+    """``kind``: ``resistor``, ``compliance`` (series circuits) or ``1t1r``."""
+    known = {net: sym(u) for net, u in SOURCES.items()}
+    return compile_netlist(kind.replace("1t1r", "one_t_one_r"), device_netlist(kind), known)

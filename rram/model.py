@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import equations as eq
 from .card import GROUPS, PARAMETERS
-from .expr import ZERO, Expr, sym
+from .expr import ZERO, Expr, substitute, sym
 from .params import Parameter
 
 GROUND = "gnd"
@@ -267,3 +267,14 @@ CALIBRATION = Calibration(
 
 
 MODEL = build_model()
+
+
+def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
+    """The model's branches with its nodes renamed (ports and internal nodes)."""
+    mapping = {node_symbol(a): sym(node_symbol(b)) for a, b in nodes.items()}
+    flows = substitute([b.flow for b in model.branches], mapping)
+    charges = substitute([b.charge for b in model.branches], mapping)
+    return tuple(
+        Branch(b.name, nodes.get(b.p, b.p), nodes.get(b.n, b.n), f, q, b.desc)
+        for b, f, q in zip(model.branches, flows, charges, strict=True)
+    )

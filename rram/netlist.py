@@ -1,11 +1,12 @@
 """One circuit description for every engine: nets and element instances, as values.
 
 A :class:`Netlist` is an immutable tuple of elements between named nets; ``"0"`` is
-ground.  The same value is printed to an ngspice deck (:meth:`Netlist.spice_lines`) and
-stamped into a sparse nodal system by the native engines (:mod:`rram.array.solve`,
-:mod:`rram.array.rc`), so a circuit is written once.  Element cards follow the
-spelling of the single-device testbenches (:mod:`rram.spice.testbench`), which print
-their circuits through these elements.
+ground.  The same value is printed to an ngspice deck (:meth:`Netlist.spice_lines`),
+stamped into a sparse nodal system by the array engines (:mod:`rram.array.solve`,
+:mod:`rram.array.rc`) and compiled into the single-device engine's dense system
+(:func:`rram.circuits.compile_netlist`, through each element's IR ``branches``), so a
+circuit is written once.  Values may be IR expressions of circuit parameters (the
+single-device engine binds them per device); printing needs numbers.
 
 Elements (``name`` is the part after the SPICE type letter, which the printer adds)::
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import names
 from .errors import InputError
-from .expr import Expr, symbols
+from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
 from .params import Card
 
 GROUND = "0"
@@ -59,11 +60,36 @@ def _check_nets(element) -> None:
         check_net(net, f"net of {type(element).__name__} {element.name}")
 
 
-def _number(value: float, what: str, *, positive: bool = False,
+def _number(value: Operand, what: str, *, positive: bool = False,
             nonnegative: bool = False) -> str:
+    """The value rendered for a deck; a symbolic value must be bound first."""
     from .spice import validate  # validate imports nothing of ours but names and format
 
+    if isinstance(value, Expr):
+        if not value.is_num:
+            raise InputError(f"{what} is the symbol expression {value!r}: bind it to a "
+                             "number before printing")
+        value = value.value
     return validate.number(value, what, positive=positive, nonnegative=nonnegative)
+
+
+def _checked(value: Operand, what: str, **kw: bool) -> None:
+    """Check a number now; a symbolic value (an IR expression of circuit parameters,
+    bound per device by the engine) is checked when it is printed."""
+    if not isinstance(value, Expr):
+        _number(value, what, **kw)
+
+
+def V(net: str) -> Expr:
+    """IR symbol of the voltage of ``net`` (``n_<net>``)."""
+    return sym(f"n_{net}")
+
+
+def _branch(element, flow: Expr = ZERO, charge: Expr = ZERO):
+    from .model import Branch
+
+    return Branch(f"br_{element.name}", element.a, element.b, flow, charge,
+                  type(element).__name__.lower())
 
 
 def _lines(lines: list[str]) -> list[tuple[str | None, str]]:
@@ -105,16 +131,19 @@ class Resistor:
     name: str
     a: str
     b: str
-    ohms: float
+    ohms: Operand
 
     def __post_init__(self) -> None:
         _check_name(self.name, "resistor")
         _check_nets(self)
-        _number(self.ohms, f"resistance of R{self.name} (Ohm)", positive=True)
+        _checked(self.ohms, f"resistance of R{self.name} (Ohm)", positive=True)
 
     @property
     def nets(self) -> tuple[str, ...]:
         return (self.a, self.b)
+
+    def branches(self) -> tuple:
+        return (_branch(self, (V(self.a) - V(self.b)) / as_expr(self.ohms)),)
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
         return [(None, f"R{self.name} {self.a} {self.b} {_number(self.ohms, 'resistance')}")]
@@ -125,16 +154,20 @@ class Capacitor:
     name: str
     a: str
     b: str
-    farads: float
+    farads: Operand
 
     def __post_init__(self) -> None:
         _check_name(self.name, "capacitor")
         _check_nets(self)
-        _number(self.farads, f"capacitance of C{self.name} (F)", positive=True)
+        _checked(self.farads, f"capacitance of C{self.name} (F)", positive=True)
 
     @property
     def nets(self) -> tuple[str, ...]:
         return (self.a, self.b)
+
+    def branches(self) -> tuple:
+        v = V(self.a) if self.b == GROUND else V(self.a) - V(self.b)
+        return (_branch(self, charge=as_expr(self.farads) * v),)
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
         return [(None, f"C{self.name} {self.a} {self.b} {_number(self.farads, 'capacitance')}")]
@@ -172,7 +205,8 @@ class VSource:
 @dataclass(frozen=True)
 class Behavioural:
     """A current ``a → b`` given as an IR expression (:mod:`rram.expr`) of node
-    voltages ``n_<net>`` and numbers only; printed as a B-source."""
+    voltages ``n_<net>``; other symbols (circuit parameters the engine binds per device)
+    must be bound to numbers before it is printed as a B-source."""
 
     name: str
     a: str
@@ -182,11 +216,8 @@ class Behavioural:
     def __post_init__(self) -> None:
         _check_name(self.name, "behavioural source")
         _check_nets(self)
-        for s in symbols([self.current]):
-            if not s.startswith("n_"):
-                raise InputError(f"B{self.name}: the expression uses {s!r}, which is not a "
-                                 "node voltage (bind parameters to numbers first)")
-            check_net(s[2:], f"node of B{self.name}")
+        for net in self.controls:
+            check_net(net, f"node of B{self.name}")
 
     @property
     def nets(self) -> tuple[str, ...]:
@@ -194,12 +225,19 @@ class Behavioural:
 
     @property
     def controls(self) -> tuple[str, ...]:
-        return tuple(sorted(s[2:] for s in symbols([self.current])))
+        return tuple(sorted(s[2:] for s in symbols([self.current]) if s.startswith("n_")))
+
+    def branches(self) -> tuple:
+        return (_branch(self, self.current),)
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
         from .printers.base import _render
         from .printers.spice_printer import SPICE
 
+        for s in symbols([self.current]):
+            if not s.startswith("n_"):
+                raise InputError(f"B{self.name}: the expression uses {s!r}, which is not a "
+                                 "node voltage (bind parameters to numbers first)")
         return [(None, f"B{self.name} {self.a} {self.b} I = "
                  + _render(self.current, SPICE, {}, True)[0])]
 
@@ -207,28 +245,44 @@ class Behavioural:
 @dataclass(frozen=True)
 class Nmos:
     """A square-law NMOS (SPICE level 1, λ = 0, no junctions): β = ``kp``·``wl``
-    (A/V²), threshold ``vto`` (V); bulk tied to the source; ``model`` names its card."""
+    (A/V²), threshold ``vto`` (V); bulk tied to the source; ``model`` names its card.
+
+    Its drain current (:meth:`branches`) is source/drain symmetric and C¹:
+    β/2·(max(v_gs − v_to, 0)² − max(v_gd − v_to, 0)²)."""
 
     name: str
     d: str
     g: str
     s: str
-    kp: float
-    wl: float
-    vto: float
+    kp: Operand
+    wl: Operand
+    vto: Operand
     model: str = "nch"
 
     def __post_init__(self) -> None:
         _check_name(self.name, "transistor")
         _check_nets(self)
         check_net(self.model, f"model name of M{self.name}")
-        _number(self.kp, "kp", positive=True)
-        _number(self.wl, "W/L", positive=True)
-        _number(self.vto, "vto")
+        _checked(self.kp, "kp", positive=True)
+        _checked(self.wl, "W/L", positive=True)
+        _checked(self.vto, "vto")
 
     @property
     def nets(self) -> tuple[str, ...]:
         return (self.d, self.g, self.s)
+
+    def current(self) -> Expr:
+        """Drain current d → s (A) in the IR."""
+        beta = as_expr(self.kp) * as_expr(self.wl)
+        vov_s = V(self.g) - V(self.s) - as_expr(self.vto)
+        vov_d = V(self.g) - V(self.d) - as_expr(self.vto)
+        return 0.5 * beta * (pos_sq(vov_s) - pos_sq(vov_d))
+
+    def branches(self) -> tuple:
+        from .model import Branch
+
+        return (Branch(f"br_{self.name}", self.d, self.s, self.current(), ZERO,
+                       "square-law NMOS (SPICE level 1, lambda = 0)"),)
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
         # is=0: no bulk junctions, so a RESET that pulls the drain below the grounded
@@ -273,6 +327,16 @@ class Cell:
 
     def instance_name(self, model: CellModel) -> str:
         return ("X" if model.kind == "subckt" else "N") + self.name
+
+    def branches(self) -> tuple:
+        """The model's branches between ``te`` and ``be`` (its internal nodes keep
+        their names), with the model parameters as symbols: an engine binds the
+        card's values per device."""
+        from .model import GROUND as MODEL_GROUND
+        from .model import MODEL, instantiate
+
+        return instantiate(MODEL, {"te": self.te, "be": self.be, MODEL_GROUND: GROUND,
+                                   **{n.name: n.name for n in MODEL.nodes}})
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
         from .card import PARAMETERS
@@ -372,4 +436,5 @@ def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Se
 
 
 __all__ = ["GROUND", "Behavioural", "Capacitor", "Cell", "CellModel", "Element", "Netlist",
-           "Nmos", "Resistor", "VSource", "check_net", "deck", "element_lines", "wrap_line"]
+           "Nmos", "Resistor", "V", "VSource", "check_net", "deck", "element_lines",
+           "wrap_line"]

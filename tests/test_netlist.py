@@ -57,7 +57,10 @@ def test_frozen_cells_tie_their_state_ports_to_ground():
     (lambda: Resistor("1 x", "a", "b", 1.0), "resistor name '1 x' is not valid"),
     (lambda: Resistor("1", "end", "b", 1.0), "reserved"),
     (lambda: Capacitor("1", "a", "b", float("nan")), "must be finite"),
-    (lambda: Behavioural("s", "a", "b", sym("i0") * sym("n_a")), "not a node voltage"),
+    (lambda: Netlist((Behavioural("s", "a", "b", sym("i0") * sym("n_a")),)).spice_lines(),
+     "not a node voltage"),
+    (lambda: Netlist((Resistor("1", "a", "0", sym("rs")),)).spice_lines(),
+     "bind it to a number before printing"),
     (lambda: Netlist((Resistor("1", "a", "b", 1.0), Resistor("1", "b", "0", 1.0))),
      "two elements named 'r1'"),
     (lambda: Netlist((), title="a\n.control"), "one line"),
@@ -71,3 +74,40 @@ def test_deck_has_title_meta_analysis_and_end():
     text = deck(_divider(), CellModel(), [".options klu"], [".op"], save=["v(b)"])
     assert text.splitlines()[:2] == ["* divider", ".options klu"]
     assert text.endswith(".op\n.save v(b)\n.end\n")
+
+
+def test_engine_circuits_compile_from_the_testbench_netlists():
+    from rram.circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit, device_netlist
+    from rram.expr import evaluate
+
+    values = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+
+    for kind in CIRCUIT_KINDS:
+        circuit = build_circuit(kind)
+        # the 0 V sense source is merged: te sits on mid (series) or on bl (1T1R)
+        assert circuit.device_nodes == ({"te": "bl", "be": "mid"} if kind == "1t1r"
+                                        else {"te": "mid", "be": "0"})
+        assert circuit.unknowns[0] == "mid" and "te" not in circuit.unknowns
+        deck = device_netlist(kind, values).spice_lines()
+        assert any(line.startswith("Xcell te ") for line in deck)
+        with pytest.raises(InputError, match="bind (it|parameters) to"):
+            device_netlist(kind, {"rs": 50.0}).spice_lines()  # cd left symbolic
+    # the series resistor's flow into mid, with bl driven by the input v_app
+    r = next(b for b in build_circuit("resistor").branches if b.name == "br_s")
+    assert (r.p, r.n) == ("bl", "mid")
+    (i,) = evaluate([r.flow], {"v_app": 1.5, "n_mid": 0.5, "rs": 100.0})
+    assert i == pytest.approx(0.01)
+    cc = next(b for b in build_circuit("compliance").branches if b.name == "br_cc")
+    (i,) = evaluate([cc.flow], {"v_app": 3.0, "n_mid": 0.0, "gsrc": 1.0, "icc": 1e-4})
+    assert i == pytest.approx(1e-4)  # limited at icc
+
+
+def test_compile_refuses_what_the_engine_cannot_integrate():
+    from rram.circuits import compile_netlist
+
+    two = Netlist((Cell("a", "x", "0", default_card()), Cell("b", "x", "0", default_card())))
+    with pytest.raises(InputError, match="one cell, got 2"):
+        compile_netlist("two", two, {})
+    driven = Netlist((Cell("a", "x", "0", default_card()), VSource("d", "x", "0", 1.0)))
+    with pytest.raises(InputError, match="Vd is not a 0 V ammeter"):
+        compile_netlist("driven", driven, {})

@@ -2,8 +2,9 @@
 
 The selector and the access transistor are written once as IR expressions of node
 voltages (:mod:`rram.expr`): the ngspice export prints them (a B-source; the NMOS as the
-level-1 card that :func:`rram.circuits.nmos` mirrors), the native engine evaluates them
-and their symbolic derivatives over all cells at once with :func:`evaluate`.
+level-1 card whose square law :meth:`rram.netlist.Nmos.current` writes), the native
+engine evaluates them and their symbolic derivatives over all cells at once with
+:func:`evaluate`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..circuits import nmos
-from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, substitute, sym
+from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, sym
 from ..expr import evaluate as evaluate_ir
 from ..model import node_symbol
+from ..netlist import Nmos
 from .spec import Selector, Transistor
 
 
@@ -26,10 +27,8 @@ def selector_current(selector: Selector, a: str, b: str) -> Expr:
 
 
 def nmos_current(t: Transistor, d: str, g: str, s: str) -> Expr:
-    """Drain current d → s of the square-law NMOS of :func:`rram.circuits.nmos`."""
-    flow = nmos(d, s).flow
-    return substitute([flow], {"kp": t.kp, "wl": t.wl, "vto": t.vto,
-                               "v_gate": sym(node_symbol(g))})[0]
+    """Drain current d → s of the square-law NMOS (:class:`rram.netlist.Nmos`)."""
+    return Nmos("t", d, g, s, t.kp, t.wl, t.vto).current()
 
 
 def _numpy_functions() -> dict[str, object]:

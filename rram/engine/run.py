@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..card import PARAMETER_NAMES, default_card
-from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS
+from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import GAP_CLOSED_NM
@@ -22,8 +22,10 @@ from ..params import Card
 from ..status import N_STATS, Stat, Status, succeeded
 from .stimulus import Stimulus
 
-#: Unknowns of every engine circuit, in kernel order.
-UNKNOWNS = ("mid", "ti", "bi", "tip", "dgap", "dwidth", "dtemp")
+#: Unknowns of every engine circuit, in kernel order (one layout: the kernels share it).
+UNKNOWNS = build_circuit(CIRCUIT_KINDS[0]).unknowns
+if any(build_circuit(k).unknowns != UNKNOWNS for k in CIRCUIT_KINDS):
+    raise RuntimeError("the engine's circuits must share one unknown layout")
 COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
            "width_nm", "temperature_K")
 
@@ -86,11 +88,12 @@ class Options:
 
 def electrodes(circuit: str, v_app: np.ndarray, mid: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
-    """(top, bottom) electrode voltages of the cell in the unknown layout: the bit line
-    and ``mid`` in the 1T1R cell, else ``mid`` (behind the 0 V sense source) and ground."""
-    if circuit == "1t1r":
-        return v_app, mid
-    return mid, np.zeros_like(mid)
+    """(top, bottom) electrode voltages of the cell in the unknown layout, from the
+    nets its ports sit on in the circuit's netlist (:func:`rram.circuits.device_netlist`):
+    the bit line and ``mid`` in the 1T1R cell, ``mid`` and ground in a series circuit."""
+    nets = {"0": np.zeros_like(mid), "mid": mid, "bl": v_app}  # bl: SOURCES' v_app
+    ports = build_circuit(circuit).device_nodes
+    return nets[ports["te"]], nets[ports["be"]]
 
 
 @dataclass

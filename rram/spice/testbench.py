@@ -6,7 +6,9 @@ reference); :meth:`Testbench.render` writes the deck.  Every value and name pass
 a ``.control`` block.  The same stimulus objects drive the Python engine, so both see the
 same waveform.
 
-Circuits (as in :mod:`rram.circuits`)::
+Circuits: the netlists of :func:`rram.circuits.device_netlist` (the ones the Python
+engine compiles), driven by ``Vbl`` (PWL), ``Vgate`` (1T1R) and ``Vicc`` (the compliance
+as a PWL voltage)::
 
     series    Vbl bl 0 PWL(...)  -> series element bl-mid (resistor or compliance)
               -> Vsense mid te 0 -> cell te-0,  Cd on mid
@@ -23,23 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from ..card import default_card
-from ..circuits import CIRCUIT_PARAMETERS, series_element
+from ..circuits import CIRCUIT_PARAMETERS, device_netlist
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
-from ..expr import substitute, sym
 from ..model import node_symbol
-from ..netlist import (
-    Behavioural,
-    Capacitor,
-    Cell,
-    CellModel,
-    Element,
-    Nmos,
-    Resistor,
-    VSource,
-    element_lines,
-    wrap_line,
-)
+from ..netlist import Cell, CellModel, Netlist, VSource, element_lines, wrap_line
 from ..params import Card
 from . import validate
 
@@ -139,7 +129,8 @@ class Testbench:
 
     def vectors(self, suffix: str = "") -> dict[str, str]:
         """Quantity -> ngspice vector (time, applied and cell voltages, current, states)."""
-        be = f"v(mid{suffix})" if self.circuit == "1t1r" else "0"
+        be = self._cell(suffix).be
+        be = "0" if be == "0" else f"v({be})"
         return {
             "time": "time",
             "v_applied": "v(bl)",
@@ -177,15 +168,18 @@ class Testbench:
                 return validate.option(name, value)[1]
         return "num_threads=1"
 
+    def _netlist(self, suffix: str) -> Netlist:
+        """The cell and its circuit (:func:`rram.circuits.device_netlist`)."""
+        cp = {**CIRCUIT_DEFAULTS, **{k: float(v) for k, v in self.circuit_params.items()}}
+        for k, v in cp.items():
+            validate.number(v, k)
+        return device_netlist(self.circuit, cp, self.card, suffix, self.instance)
+
     def _cell(self, suffix: str) -> Cell:
-        return Cell(self.instance + suffix, f"te{suffix}", self._be(suffix), self.card,
-                    model=f"rrmod{suffix}")
+        return self._netlist(suffix).of_type(Cell)[0]
 
     def _cell_model(self) -> CellModel:
         return CellModel(self.model.kind, "rram")
-
-    def _be(self, suffix: str = "") -> str:
-        return f"mid{suffix}" if self.circuit == "1t1r" else "0"
 
     @staticmethod
     def _pwl(name: str, node: str, times, values) -> VSource:
@@ -234,27 +228,7 @@ class Testbench:
 
     def _cell_lines(self, suffix: str) -> list[str]:
         """The cell and its circuit, on nodes te<suffix>, mid<suffix>."""
-        cp = {**CIRCUIT_DEFAULTS, **{k: float(v) for k, v in self.circuit_params.items()}}
-        te, mid = f"te{suffix}", f"mid{suffix}"
-        elements: list[Element] = [self._cell(suffix)]
-        if self.circuit == "1t1r":
-            elements += [VSource(f"sense{suffix}", "bl", te),
-                         Nmos(f"1{suffix}", mid, "gate", "0", cp["kp"], cp["wl"], cp["vto"],
-                              model=f"nch{suffix}")]
-        elif self.circuit == "resistor":
-            validate.number(cp["rs"], "rs", positive=True)
-            elements += [Resistor(f"s{suffix}", "bl", mid, cp["rs"]),
-                         VSource(f"sense{suffix}", mid, te)]
-        else:
-            flow = series_element("compliance", "bl", mid).flow
-            for k, v in cp.items():
-                validate.number(v, k)
-            current = substitute([flow], {**cp, "icc": sym(node_symbol("icc"))})[0]
-            elements += [Behavioural(f"cc{suffix}", "bl", mid, current),
-                         VSource(f"sense{suffix}", mid, te)]
-        if cp["cd"] > 0:
-            elements.append(Capacitor(f"d{suffix}", mid, "0", cp["cd"]))
-        return element_lines(elements, self._cell_model())
+        return self._netlist(suffix).spice_lines(self._cell_model())
 
     def _deck(self, cells: list[str], vectors: list[str], title: str) -> str:
         st = self.stimulus
