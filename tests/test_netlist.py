@@ -90,7 +90,7 @@ def test_engine_circuits_compile_from_the_testbench_netlists():
         assert circuit.unknowns[0] == "mid" and "te" not in circuit.unknowns
         deck = device_netlist(kind, values).spice_lines()
         assert any(line.startswith("Xcell te ") for line in deck)
-        with pytest.raises(InputError, match="bind (it|parameters) to"):
+        with pytest.raises(InputError, match=r"bind (it|parameters) to"):
             device_netlist(kind, {"rs": 50.0}).spice_lines()  # cd left symbolic
     # the series resistor's flow into mid, with bl driven by the input v_app
     r = next(b for b in build_circuit("resistor").branches if b.name == "br_s")

@@ -15,18 +15,25 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels import circuit_eval
+from ..circuits import build_circuit
 from ..engine.integrator import lu_factor, lu_solve, newton_dc
+from ..status import Status
 
-#: Unknowns of the resistor-circuit kernel that stay free: ti, bi, tip, dtemp.
-INTERNAL = (1, 2, 3, 6)
-N_INTERNAL = 4
+#: Unknowns of the resistor-circuit kernel that stay free: the cell's internal nodes
+#: and its temperature rise (the gap and width states are held).
+FREE = ("ti", "bi", "tip", "dtemp")
+INTERNAL = tuple(build_circuit("resistor").index(name) for name in FREE)
+N_INTERNAL = len(INTERNAL)
+OK = int(Status.OK)
+FAILED = int(Status.DC_FAILED)  # Newton did not converge, or a singular Jacobian
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def condense(P, V, Y, frozen, atol, rtol, lim, rs, I, G, STATUS):
     """For each cell d at te−be voltage V[d] (V): solve its internal nodes (Y[d], warm
     start, updated in place), its current I[d] (A, into te) and dI/dV G[d] (S).
-    STATUS[d] is 0 on success, 1 if Newton failed, 2 if the Jacobian is singular."""
+    STATUS[d] is ``Status.OK``, or ``Status.DC_FAILED`` when Newton did not converge or
+    the internal nodes' Jacobian is singular."""
     n = Y.shape[1]
     idx = np.array(INTERNAL)
     for d in prange(P.shape[0]):
@@ -43,7 +50,7 @@ def condense(P, V, Y, frozen, atol, rtol, lim, rs, I, G, STATUS):
         u[0] = V[d]
         if not newton_dc(0, y, u, P[d], frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol,
                          lim, 100):
-            STATUS[d] = 1
+            STATUS[d] = FAILED
             continue
         circuit_eval(0, y, u, P[d], F, Q, JF, JQ)
         # the bit line sits at te: F[0] is the current into te alone
@@ -56,11 +63,11 @@ def condense(P, V, Y, frozen, atol, rtol, lim, rs, I, G, STATUS):
             for j in range(N_INTERNAL):
                 A[i, j] = JF[idx[i], idx[j]]
         if not lu_factor(A, p4, N_INTERNAL):
-            STATUS[d] = 2
+            STATUS[d] = FAILED
             continue
         lu_solve(A, p4, b, N_INTERNAL)
         g = JF[0, 0] - 1.0 / rs
         for i in range(N_INTERNAL):
             g -= JF[0, idx[i]] * b[i]
         G[d] = g
-        STATUS[d] = 0
+        STATUS[d] = OK

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..card import PARAMETER_NAMES
-from ..circuits import CIRCUIT_PARAMETERS
+from ..circuits import CIRCUIT_PARAMETERS, build_circuit
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
+from ..status import Status
 from .spec import ArraySpec
+
+#: The resistor circuit's unknowns (the kernel the condensation runs).
+_AT = {name: i for i, name in enumerate(build_circuit("resistor").unknowns)}
 
 #: A low-resistance and a high-resistance state of the default card (gap, width in nm):
 #: about 10 kΩ and 1.2 MΩ read at 0.2 V.
@@ -158,27 +162,28 @@ class CellBank:
     def _evaluate(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         v = np.ascontiguousarray(v, dtype=float)
         current, cond = np.empty(self.n), np.empty(self.n)
-        status = np.full(self.n, -1, np.int64)
+        status = np.full(self.n, int(Status.DC_FAILED), np.int64)
         todo = np.arange(self.n)
         guesses = TIP_GUESSES if self._fresh else (None, *TIP_GUESSES)
         for tip in guesses:
             Y = self.Y[todo].copy()
             if tip is not None:
                 # ti at te, bi at be (ground in the kernel's frame), the tip in between
-                Y[:, 1], Y[:, 2], Y[:, 3], Y[:, 6] = v[todo], 0.0, tip * v[todo], 0.0
+                Y[:, _AT["ti"]], Y[:, _AT["bi"]] = v[todo], 0.0
+                Y[:, _AT["tip"]], Y[:, _AT["dtemp"]] = tip * v[todo], 0.0
             st = np.zeros(todo.size, np.int64)
             I, G = np.empty(todo.size), np.empty(todo.size)
             self._k.condense(self.P[todo] if todo.size < self.n else self.P, v[todo], Y,
                              self.frozen, self.atol, 1e-10, self.lim, _RS, I, G, st)
-            ok = st == 0
+            ok = st == Status.OK
             self.Y[todo[ok]] = Y[ok]
-            current[todo[ok]], cond[todo[ok]], status[todo[ok]] = I[ok], G[ok], 0
+            current[todo[ok]], cond[todo[ok]], status[todo[ok]] = I[ok], G[ok], Status.OK
             todo = todo[~ok]
             if not todo.size:
                 break
         if todo.size:
             d = int(todo[0])
-            raise ConvergenceError(f"the static solve of cell {d} at {v[d]:g} V did not "
-                                   "converge", analysis="op", device=d)
+            raise ConvergenceError(f"the static solve of cell {d} at {v[d]:g} V: "
+                                   f"{Status(int(status[d])).text}", analysis="op", device=d)
         self._fresh = False
         return current, cond
