@@ -5,7 +5,7 @@ One default DC loop per device (compliance circuit, 0 → 2 V → 0 → −2 V �
 ``--sizes``: device-loops per second of both engines, their ratio (what holds on a noisy
 shared machine), step attempts and evaluations per loop, and the process' peak memory.
 
-    python benchmarks/bench_soa.py [--sizes 1000 10000] [--repeat 1] [--block 256]
+    python benchmarks/bench_soa.py [--sizes 1000 10000] [--repeat 1] [--block 32]
 
 Issue #16 asks for ≥ 10,000 loops/s at N = 10⁴..10⁶ on 2 cores and ≥ 8x the old engine.
 """
@@ -23,7 +23,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--block", type=int, default=256)
+    ap.add_argument("--block", type=int, default=32)
     args = ap.parse_args()
     import numba
 

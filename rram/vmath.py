@@ -155,9 +155,11 @@ def vtanh(x):
 class NoAliasCompiler(CompilerBase):
     """numba's pipeline with every array argument marked ``noalias`` for LLVM.
 
-    A kernel loop reads ~55 rows of its inputs and writes ~50 rows of its outputs; with
-    run-time strides LLVM would need a check per pair to vectorise it, more than it
-    allows.  Callers guarantee distinct arrays (the engine allocates them separately)."""
+    A kernel loop reads ~55 rows of its inputs and writes ~50 outputs.  Each output is its
+    own 1-D row argument (:mod:`rram.printers.soa_printer`), so with ``noalias`` LLVM
+    needs no run-time overlap check to vectorise the loop (rows of one 2-D array would
+    need one per pair, more than it allows).  Callers guarantee that the rows do not
+    overlap (distinct rows of separately allocated arrays)."""
 
     def define_pipelines(self):
         self.state.flags.noalias = True

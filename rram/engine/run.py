@@ -63,7 +63,8 @@ class Options:
     max_steps: int = 200_000
     chunk: int = 2048
     engine: str = "device"
-    block: int = 256
+    #: 16-32 measured fastest (the block's columns stay in the first-level cache)
+    block: int = 32
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
