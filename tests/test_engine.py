@@ -74,3 +74,20 @@ def test_bad_circuit_parameters_are_refused():
         simulate("resistor", dc_loops(), circuit_params={"bogus": 1.0})
     with pytest.raises(InputError, match="unknown circuit"):
         simulate("diode", dc_loops())
+
+
+def test_compiled_engines_cache_is_keyed_by_kernels_and_codegen_settings(monkeypatch):
+    import hashlib
+
+    import numba
+
+    from rram.engine import jit
+
+    kernels = b"".join(k.read_bytes() for k in jit.KERNELS)
+    plain = jit.cache_dir()
+    assert plain.name == hashlib.sha256(kernels).hexdigest()[:16]
+    # a profiling build (perf) compiles slower code: it must not land in the same cache
+    monkeypatch.setattr(numba.config, "ENABLE_PROFILING", 1)
+    assert jit.cache_dir() != plain
+    monkeypatch.setattr(numba.config, "ENABLE_PROFILING", 0)
+    assert jit.cache_dir() == plain
