@@ -7,7 +7,7 @@ reuse machine code of the old equations.  The integrator is therefore imported w
 ``numba.config.CACHE_DIR`` pointing at a directory named after the sha256 of the kernel
 source; the previous setting is restored immediately (numba reads it only when a
 function is decorated).  The key also holds numba's code-generation settings
-(:data:`CODEGEN_SETTINGS`): a run under ``NUMBA_ENABLE_PROFILING=1`` (``perf``) or
+(:data:`CODEGEN_DEFAULTS`): a run under ``NUMBA_ENABLE_PROFILING=1`` (``perf``) or
 ``NUMBA_OPT=0`` compiles slower code (measured: the SoA kernels at 3.6 µs per device
 instead of 0.6 µs), which must not be what every later run loads.
 """
@@ -28,20 +28,18 @@ PACKAGE = Path(__file__).resolve().parent.parent
 KERNELS = (PACKAGE / "_kernels.py", PACKAGE / "_kernels_soa.py", PACKAGE / "vmath.py")
 
 
-#: numba settings that change the machine code of a compiled engine.
-CODEGEN_SETTINGS = ("OPT", "DEBUGINFO_DEFAULT", "ENABLE_PROFILING", "BOUNDSCHECK",
-                    "CPU_NAME", "CPU_FEATURES")
+#: numba settings that change the machine code of a compiled engine, at their defaults.
+CODEGEN_DEFAULTS = {"OPT": 3, "DEBUGINFO_DEFAULT": 0, "ENABLE_PROFILING": 0,
+                    "BOUNDSCHECK": None, "CPU_NAME": None, "CPU_FEATURES": None}
 
 
 def cache_dir() -> Path:
     """``$XDG_CACHE_HOME/rram/numba/<key>``: the key hashes the kernel sources and the
-    code-generation settings other than the defaults."""
-    settings = "".join(f"{name}={getattr(numba.config, name, None)!r};"
-                       for name in CODEGEN_SETTINGS)
-    default = "OPT=_OptLevel(3);DEBUGINFO_DEFAULT=0;ENABLE_PROFILING=0;BOUNDSCHECK=None;" \
-              "CPU_NAME=None;CPU_FEATURES=None;"
-    # the default settings add nothing, so caches made before the settings were keyed stay
-    extra = b"" if settings == default else settings.encode()
+    code-generation settings that differ from their defaults (so the default key is the
+    kernels' hash alone, as before the settings were keyed)."""
+    current = {name: getattr(numba.config, name, None) for name in CODEGEN_DEFAULTS}
+    extra = "".join(f"{name}={value!r};" for name, value in current.items()
+                    if value != CODEGEN_DEFAULTS[name]).encode()
     digest = hashlib.sha256(b"".join(k.read_bytes() for k in KERNELS) + extra
                             ).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")

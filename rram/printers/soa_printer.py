@@ -159,8 +159,8 @@ def render_circuit_soa(circuit: Circuit) -> tuple[str, str, str]:
     return "\n".join(lines) + "\n", eval_call, res_call
 
 
-def _dispatch(name: str, args: str, doc: str, calls: Sequence[str],
-              circuits: Sequence[Circuit]) -> list[str]:
+def _dispatch(name: str, args: str, doc: str, calls: Sequence[str]) -> list[str]:
+    """A kernel that runs ``calls[kind]``."""
     lines = ["", "", "@njit(**_NJ)", f"def {name}(kind, {args}, m):", f'    """{doc}"""']
     for i, call in enumerate(calls):
         lines.append(f"    {'if' if i == 0 else 'elif'} kind == {i}:")
@@ -178,11 +178,11 @@ def render_module(circuits: Sequence[Circuit]) -> str:
         res_calls.append(res_call)
     lines = _dispatch("circuit_eval_soa", "Y, U, P, F, JF, JQ",
                       "F, JF and JQ of circuit number ``kind`` for devices 0..m-1.",
-                      eval_calls, circuits)
+                      eval_calls)
     lines += _dispatch("circuit_residual_soa", "Y, U, P, F",
-                       "F of circuit number ``kind`` for devices 0..m-1.", res_calls, circuits)
+                       "F of circuit number ``kind`` for devices 0..m-1.", res_calls)
     lines += _dispatch("circuit_probe_soa", "Y, U, P, I",
                        "Device current of circuit number ``kind`` for devices 0..m-1.",
-                       [f"{c.name}_probe_soa(Y, U, P, I, m)" for c in circuits], circuits)
+                       [f"{c.name}_probe_soa(Y, U, P, I, m)" for c in circuits])
     parts.append("\n".join(lines) + "\n")
     return "".join(parts)
