@@ -101,15 +101,8 @@ def test_every_parameter_reported_as_fitted_is_identified(tud_fit):
     assert meta["identification"]["fixed"].keys() == ident["fixed"].keys()
 
 
-SUBCKT_TUD = pytest.mark.xfail(strict=True, reason=(
-    "issue 12: the re-fitted TUD card SETs at ~1250 K (ea 2.25 eV, kth 3100) and the "
-    "ngspice B-source subcircuit, run through the shared library, ends in 'timestep too "
-    "small' in that runaway at every step cap and reltol tried (the OSDI build and the "
-    "Python engine run it); a fit that stays in a milder region is issue 14"))
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["osdi", pytest.param("subckt", marks=SUBCKT_TUD)])
+@pytest.mark.parametrize("model", ["osdi", "subckt"])
 def test_the_fitted_card_reproduces_the_loop_in_ngspice(tud_fit, model, tmp_path):
     loop, fit = tud_fit
     path = tmp_path / "card.json"

@@ -9,13 +9,24 @@ retry is checked to be rare.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from rram.card import load_card
 from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
+from rram.fit.variation import protocol_of
+from rram.mc.run import spice_settings
 from rram.spice import simulate_spice
+from rram.spice.runner import NGSPICE_DELMIN_FRACTION, RUNAWAY_STEP_M, runaway_step_cap
+from rram.status import Status
 from rram.variation import corner_cards, default_variation
+
+TUD_CARD = (Path(__file__).resolve().parents[1] / "fitting" / "results"
+            / "tud_H16248L_M12.card.json")
 
 BENCHES = {
     "dc-loop": ("resistor", dc_loops(2.0, -2.0, 1e3), {"rs": 10e3}),
@@ -56,3 +67,28 @@ def test_corner_cards_converge_with_the_subcircuit():
     res, _retried, mismatched = run("1t1r", "subckt", 12, seed=2)
     assert not res.failures(), res.failures()[:5]
     assert mismatched <= 2
+
+
+@pytest.mark.parametrize("gap_nm, width_nm", [(1.5, 13.2), (1.5, 5.0)])
+def test_a_set_runaway_at_the_velocity_cap_converges_through_the_runaway_step_cap(
+        gap_nm, width_nm):
+    # The fitted TUD card's SET sweep (a Monte Carlo's per-operation deck) from a wide
+    # gap: the gap closes at up to vcap, so ngspice needs steps of ~RUNAWAY_STEP_M/vcap
+    # (3e-14 s), below its floor of 1e-11 x the sweep's step cap (measured: every one of
+    # these fails there, at any retry scale down to 0.07).
+    card = load_card(TUD_CARD).replace(x0=gap_nm * 1e-9, w0=width_nm * 1e-9)
+    assert runaway_step_cap(card) * NGSPICE_DELMIN_FRACTION <= RUNAWAY_STEP_M / card["vcap"]
+    protocol = protocol_of(card)
+    stimulus = protocol.stimulus("set", 1)
+    options, _ = spice_settings(protocol, "set")
+    bare = dataclasses.replace(options, retry_scales=(), retry_options=())
+    without = simulate_spice(protocol.circuit, stimulus, cards=[card], model="osdi",
+                             options=dataclasses.replace(bare, runaway=False))
+    assert without.status[0] == Status.STEP_TOO_SMALL
+    res = simulate_spice(protocol.circuit, stimulus, cards=[card], model="osdi",
+                         options=bare)
+    assert res.status[0] == Status.OK and res.meta["retries"][0] == 1
+    # and it SET: the compliance reached, as the Python engine does
+    py = simulate(protocol.circuit, stimulus, cards=[card], record=False)
+    assert res.events["imax"][0, 0] == pytest.approx(py.events["imax"][0, 0], rel=0.02)
+    assert res.events["imax"][0, 0] > 0.9 * protocol.icc_set

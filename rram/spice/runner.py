@@ -35,8 +35,9 @@ class SpiceOptions:
     """``tmax`` caps ngspice's step (s; default :attr:`Testbench.step_max`);
     ``tmax_scale`` multiplies whichever cap applies (time-step convergence studies).
     A device that ends in "timestep too small" is rerun with the cap times each of
-    ``retry_scales`` in turn, then, with ``retry_reltol``, once more at the full cap with
-    that ``reltol`` (``()`` and ``None`` disable them); ``meta["retries"]`` counts them."""
+    ``retry_scales`` in turn, then at the cap :func:`runaway_step_cap` of its cards, then
+    once more at the full cap with each set of ``retry_options`` in turn (``()`` and
+    ``runaway=False`` disable them); ``meta["retries"]`` counts them."""
 
     tmax: float | None = None
     tmax_scale: float = 1.0
@@ -45,12 +46,40 @@ class SpiceOptions:
     #: A runaway (a fitted card's Joule-assisted RESET at ~1000 K) can defeat every step
     #: cap, ngspice's Newton diverging from each predictor; a tighter truncation-error
     #: tolerance takes smaller steps into it, and then converges.
-    retry_reltol: float | None = 1e-5
+    retry_options: tuple[Mapping[str, float | str], ...] = ({"reltol": 1e-5},)
+    runaway: bool = True
+
+    def attempts(self, bench: Testbench) -> list[tuple[float, Mapping[str, float | str]]]:
+        """(step cap, extra options) of the first run of ``bench`` and of every retry."""
+        cap = bench.step_max
+        caps = [cap, *(cap * s for s in self.retry_scales)]
+        if self.runaway and runaway_step_cap(bench.card) < min(caps):
+            caps.append(runaway_step_cap(bench.card))
+        return [*((c, {}) for c in caps), *((cap, dict(o)) for o in self.retry_options)]
 
     @classmethod
     def tight(cls, **kw) -> SpiceOptions:
         """Reference-grade tolerances (equivalence tests, fast overshoot transients)."""
         return cls(spice_options=dict(TIGHT_SPICE_OPTIONS), **kw)
+
+
+#: ngspice's smallest time step is this fraction of the step cap (``CKTdelmin``, set in
+#: its TRANinit; no option changes it).
+NGSPICE_DELMIN_FRACTION = 1e-11
+#: How far the gap may move in one step at the velocity cap: the scale ngspice's error
+#: control takes through the runaway of an abrupt SET, where the rate is near ``vcap``.
+RUNAWAY_STEP_M = 3e-12
+
+
+def runaway_step_cap(card: Card) -> float:
+    """A step cap (s) whose ngspice floor lets the gap cross a SET runaway at ``vcap``.
+
+    Through the runaway the gap moves ~:data:`RUNAWAY_STEP_M` per step at up to ``vcap``,
+    so steps of RUNAWAY_STEP_M/vcap (3e-14 s at 100 m/s) must be allowed; ngspice stops
+    at 1e-11 of the cap.  A slow DC sweep's cap (~1/200 of it) puts that floor near
+    1e-12 s: a card whose SET reaches the cap then ends in "timestep too small" for any
+    retry at a few times smaller cap."""
+    return RUNAWAY_STEP_M / card["vcap"] / NGSPICE_DELMIN_FRACTION
 
 
 #: ngspice tolerances at which its answers stop moving (see tests/test_spice_transient.py).
@@ -96,18 +125,15 @@ def _waves(run, vec: Mapping[str, str]) -> dict[str, np.ndarray]:
 
 
 def _run_with_retries(session, bench: Testbench, opts: SpiceOptions):
-    """(waveforms, retries used): the deck at the step cap, then at each retry scale.
+    """(waveforms, retries used): the deck at each of :meth:`SpiceOptions.attempts`.
 
     ngspice does not return to the last converged point after a failed Newton iteration
     (it cuts the step from the failed iterate), so a rare step sequence through the
     abrupt SET ends in "timestep too small"; another step cap takes another sequence.
     """
-    attempts = [(scale, {}) for scale in (1.0, *opts.retry_scales)]
-    if opts.retry_reltol is not None:
-        attempts.append((1.0, {"reltol": opts.retry_reltol}))
-    for attempt, (scale, extra) in enumerate(attempts):
-        tb = replace(bench, tmax=bench.step_max * scale,
-                     options={**bench.options, **extra})
+    attempts = opts.attempts(bench)
+    for attempt, (cap, extra) in enumerate(attempts):
+        tb = replace(bench, tmax=cap, options={**bench.options, **extra})
         vec = tb.vectors()
         try:
             run = session.run(tb.render(), [v for v in vec.values() if v != "0"])
@@ -203,7 +229,7 @@ def simulate_spice(
             wave, retries[d] = _run_with_retries(session, bench(d), opts)
         except ConvergenceError as err:
             status[d] = Status.STEP_TOO_SMALL
-            retries[d] = len(opts.retry_scales)
+            retries[d] = len(opts.attempts(bench(d))) - 1
             stats[d, Stat.FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
             samples[d] = np.full((stimuli[d].sample_times.size, len(UNKNOWNS)), np.nan)
             return
