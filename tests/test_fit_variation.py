@@ -65,7 +65,7 @@ TUD_SPEC = TUD / "results" / "tud_H16248L_M12.variation.json"
 
 @pytest.mark.xfail(strict=True, reason=(
     "issue 14: with the contact rtop carrying R_LRS the committed spec gives R_LRS "
-    "-11.5 % and ln-σ 0.61 of the measured, R_HRS -9.9 % (KS 0.23, 0.25, 0.11, 0.18); "
+    "-11.9 % and ln-σ 0.54 of the measured, R_HRS -3.4 % (KS 0.25, 0.16, 0.12, 0.16); "
     "the measured LRS's upper mode is a slow drift an i.i.d. draw does not shape"))
 def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
     """Issue #5 acceptance: the committed spec (``make fit``), run with a seed other than
@@ -126,7 +126,9 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
     metrics = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
     assert {m for _, m in rows} == set(metrics)
     for m in metrics:  # 1000 measured cycles: 900 train the fit, 100 are held out
-        assert rows["training", m]["n"] == 900 and rows["held out", m]["n"] == 100
+        # (cycle 1 has no HRS read after a RESET, and V_reset rides on the HRS rows)
+        train = 899 if m in ("r_hrs_ohm", "v_reset_V") else 900
+        assert rows["training", m]["n"] == train and rows["held out", m]["n"] == 100
         assert 0 <= rows["held out", m]["ks"] <= 1
     assert hold["rows_held_out"] == 200  # an LRS and an HRS row per cycle
     assert "held out" in run.output
@@ -161,7 +163,7 @@ def test_the_target_measures_quantiles_and_rank_correlations_on_one_row():
 
     target = target_of(load_distribution(TUD_DIST))
     ranks = dict(target.ranks)
-    assert ranks[pair_name("r_hrs_ohm", "v_set_V")] == pytest.approx(0.534, abs=0.005)
+    assert ranks[pair_name("r_hrs_ohm", "v_set_V")] == pytest.approx(0.570, abs=0.005)
     assert ranks[pair_name("r_lrs_ohm", "v_reset_V")] == pytest.approx(0.661, abs=0.005)
     lrs = target.stats()["r_lrs_ohm"]
     x = np.log(target.values["r_lrs_ohm"])
