@@ -16,7 +16,8 @@ from numba import njit, prange
 
 from .._kernels import circuit_eval
 from ..circuits import build_circuit
-from ..engine.integrator import lu_factor, lu_solve, newton_dc
+from ..engine.dense import lu_factor, lu_solve
+from ..engine.integrator import newton_dc
 from ..status import Status
 
 #: Unknowns of the resistor-circuit kernel that stay free: the cell's internal nodes

@@ -33,6 +33,7 @@ from numba import njit, prange
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
 from ..events import DROP, DROP_FLOOR
 from ..status import Stat, Status
+from .dense import lu_factor, lu_solve
 
 # numba reads module globals as compile-time constants: plain ints of the contract
 OK, MAX_STEPS, STEP_TOO_SMALL, DC_FAILED, NON_FINITE, STOPPED = (
@@ -50,53 +51,6 @@ MAX_FORCED = 200
 SAFETY = 0.9
 
 _NJ = {"cache": True, "error_model": "numpy"}
-
-
-@njit(**_NJ)
-def lu_factor(A, piv, n):
-    """LU factorisation in place with partial pivoting.  False if singular."""
-    for k in range(n):
-        p = k
-        big = abs(A[k, k])
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > big:
-                big = abs(A[i, k])
-                p = i
-        if big == 0.0 or not np.isfinite(big):
-            return False
-        piv[k] = p
-        if p != k:
-            for j in range(n):
-                tmp = A[k, j]
-                A[k, j] = A[p, j]
-                A[p, j] = tmp
-        inv = 1.0 / A[k, k]
-        for i in range(k + 1, n):
-            A[i, k] *= inv
-            m = A[i, k]
-            if m != 0.0:
-                for j in range(k + 1, n):
-                    A[i, j] -= m * A[k, j]
-    return True
-
-
-@njit(**_NJ)
-def lu_solve(A, piv, b, n):
-    """Solve with the factors of :func:`lu_factor`; ``b`` becomes the solution."""
-    for k in range(n):  # all row interchanges first: L belongs to P·A
-        p = piv[k]
-        if p != k:
-            tmp = b[k]
-            b[k] = b[p]
-            b[p] = tmp
-    for k in range(n):
-        for i in range(k + 1, n):
-            b[i] -= A[i, k] * b[k]
-    for k in range(n - 1, -1, -1):
-        s = b[k]
-        for j in range(k + 1, n):
-            s -= A[k, j] * b[j]
-        b[k] = s / A[k, k]
 
 
 @njit(**_NJ)

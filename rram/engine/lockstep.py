@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels_soa import circuit_eval_soa, circuit_probe_soa
+from .dense import lu_factor, lu_solve
 from .integrator import (
     DC_FAILED,
     MAX_FORCED,
@@ -43,8 +44,6 @@ from .integrator import (
     _predict,
     _record,
     _wnorm,
-    lu_factor,
-    lu_solve,
 )
 
 _NJ = {"cache": True, "error_model": "numpy"}
