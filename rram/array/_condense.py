@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from .._kernels import circuit_eval
 from ..circuits import build_circuit
-from ..engine.dense import lu_factor, lu_solve
+from ..engine.dense import NJIT_OPTIONS, lu_factor, lu_solve
 from ..engine.integrator import newton_dc
 from ..status import Status
 
@@ -29,7 +29,7 @@ OK = int(Status.OK)
 FAILED = int(Status.DC_FAILED)  # Newton did not converge, or a singular Jacobian
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(**NJIT_OPTIONS, parallel=True)
 def condense(P, V, Y, frozen, atol, rtol, lim, rs, I, G, STATUS):
     """For each cell d at te−be voltage V[d] (V): solve its internal nodes (Y[d], warm
     start, updated in place), its current I[d] (A, into te) and dI/dV G[d] (S).

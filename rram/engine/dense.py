@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-_NJ = {"cache": True, "error_model": "numpy"}
+#: numba options of the compiled engines (this module, the integrators, the condensation).
+NJIT_OPTIONS = {"cache": True, "error_model": "numpy"}
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def lu_factor(A, piv, n):
     """LU factorisation in place with partial pivoting.  False if singular."""
     for k in range(n):
@@ -41,7 +42,7 @@ def lu_factor(A, piv, n):
     return True
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def lu_solve(A, piv, b, n):
     """Solve with the factors of :func:`lu_factor`; ``b`` becomes the solution."""
     for k in range(n):  # all row interchanges first: L belongs to P·A

@@ -33,7 +33,7 @@ from numba import njit, prange
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
 from ..events import DROP, DROP_FLOOR
 from ..status import Stat, Status
-from .dense import lu_factor, lu_solve
+from .dense import NJIT_OPTIONS, lu_factor, lu_solve
 
 # numba reads module globals as compile-time constants: plain ints of the contract
 OK, MAX_STEPS, STEP_TOO_SMALL, DC_FAILED, NON_FINITE, STOPPED = (
@@ -50,10 +50,8 @@ MAX_FORCED = 200
 #: 0.9 until the fit is robust to integration noise.
 SAFETY = 0.9
 
-_NJ = {"cache": True, "error_model": "numpy"}
 
-
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _inputs(tp, vp, iccp, vgate, k, t, u):
     """Stimulus at time t in segment k: v_app linear in the segment, icc constant."""
     t0 = tp[k]
@@ -64,7 +62,7 @@ def _inputs(tp, vp, iccp, vgate, k, t, u):
     u[2] = iccp[k]
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _apply_update(y, dy, n, wt, lim):
     """y += limited dy; returns (weighted max norm of the step, whether it was limited)."""
     scale = 1.0
@@ -82,7 +80,7 @@ def _apply_update(y, dy, n, wt, lim):
     return err, scale < 1.0
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _factor(JF, JQ, a0, LU, piv, n):
     for i in range(n):
         for j in range(n):
@@ -90,7 +88,7 @@ def _factor(JF, JQ, a0, LU, piv, n):
     return lu_factor(LU, piv, n)
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, lim, maxit):
     """Full Newton on F(y) = 0, holding the unknowns marked ``frozen``.  True on success."""
     wt = np.empty(n)
@@ -119,7 +117,7 @@ def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, l
     return False
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, fresh):
     """dy = -J⁻¹·(F(y) + α₀·JQ·y + qhist) with the current LU factors.  False if not finite.
 
@@ -138,7 +136,7 @@ def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, fresh):
     return True
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _wnorm(dy, wt, n):
     e = 0.0
     for i in range(n):
@@ -148,7 +146,7 @@ def _wnorm(dy, wt, n):
     return e
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim, tol, maxit,
                 stats):
     """Damped Newton on F(y) + α₀·JQ·y + qhist = 0, in place.
@@ -219,7 +217,7 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
     return -evals
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev_imax,
             ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose):
     """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
@@ -247,7 +245,7 @@ def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev
         ev_tmax[k] = dt
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _predict(npts, h, h1, h2, y, y1, y2, yp, n):
     """Polynomial extrapolation through the accepted points since the last breakpoint.
 
@@ -268,7 +266,7 @@ def _predict(npts, h, h1, h2, y, y1, y2, yp, n):
             yp[i] = l0 * y[i] + l1 * y1[i] + l2 * y2[i]
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
     """Weighted max-norm of the local error estimate (1 = at tolerance)."""
     err = 0.0
@@ -287,7 +285,7 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
     return err
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
                      ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed,
@@ -459,7 +457,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
     return OK
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(**NJIT_OPTIONS, parallel=True)
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
                     TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE):
@@ -473,7 +471,7 @@ def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkin
                                      TDROP[d], GAP_CLOSED[d], IGAP, TCLOSE[d])
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(**NJIT_OPTIONS, parallel=True)
 def dc_batch(kind, P, U, Y, frozen, atol, rtol, lim, STATUS):
     """Operating points of a batch: F(y) = 0 with the unknowns where ``frozen`` is set held
     at their value in ``Y`` (e.g. the states, for a read at fixed state).  In place."""

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels_soa import circuit_eval_soa, circuit_probe_soa
-from .dense import lu_factor, lu_solve
+from .dense import NJIT_OPTIONS, lu_factor, lu_solve
 from .integrator import (
     DC_FAILED,
     MAX_FORCED,
@@ -46,8 +46,6 @@ from .integrator import (
     _wnorm,
 )
 
-_NJ = {"cache": True, "error_model": "numpy"}
-
 # Phases of a device (what its pending evaluation is for).
 PH_DC, PH_FIRST, PH_TRIAL = 0, 1, 2
 # Outcomes of a round's Newton decision.
@@ -65,7 +63,7 @@ NEWTON_MAXIT = 12
 DC_MAXIT = 100
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _residual_step(F, JQ, z, a0, qhist, LU, piv, dy, c, n):
     """dy = -J⁻¹·(F(z) + α₀·JQ·z + qhist) at column c with the factors in LU."""
     for i in range(n):
@@ -80,7 +78,7 @@ def _residual_step(F, JQ, z, a0, qhist, LU, piv, dy, c, n):
     return True
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _factor_col(JF, JQ, a0, LU, piv, c, n):
     for i in range(n):
         for j in range(n):
@@ -88,7 +86,7 @@ def _factor_col(JF, JQ, a0, LU, piv, c, n):
     return lu_factor(LU, piv, n)
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _trial(z, base, dy, lam, lim, n):
     """z = base + limited λ·dy; returns the scale used."""
     scale = lam
@@ -100,7 +98,7 @@ def _trial(z, base, dy, lam, lim, n):
     return scale
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _newton_round(c, n, S, K, Z, F, JF, JQ, BASE, DY, DYT, QH, WT, LU, PIV, lim, atol,
                   stats):
     """One decision of device ``c`` from the evaluation at its point Z[:, c]."""
@@ -198,7 +196,7 @@ def _newton_round(c, n, S, K, Z, F, JF, JQ, BASE, DY, DYT, QH, WT, LU, PIV, lim,
     return GO_ON
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _step_end(c, n, S, K, Z, Y, Y1, Y2, YP, JQ, Q0, Q1, atol, errkind, chgtol, rtol, hmin,
               out_t, out_y, stats):
     """Error test of a finished Newton solve (its > 0) or its failure: accept (histories
@@ -262,7 +260,7 @@ def _step_end(c, n, S, K, Z, Y, Y1, Y2, YP, JQ, Q0, Q1, atol, errkind, chgtol, r
     return ACCEPTED
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _setup_step(c, n, S, K, Z, U, Y, Y1, Y2, YP, Q0, Q1, QH, WT, tp, vp, iccp, vgate,
                 atol, errkind, rtol, hfrac):
     """Next step of device c: breakpoint, order, predictor (its next evaluation point).
@@ -311,25 +309,25 @@ def _setup_step(c, n, S, K, Z, U, Y, Y1, Y2, YP, Q0, Q1, QH, WT, tp, vp, iccp, v
     return True
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _swap1(A, c, e):
     A[c] = A[e]
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _swap2(A, c, e):
     for i in range(A.shape[0]):
         A[i, c] = A[i, e]
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _swap3(A, c, e):
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):
             A[i, j, c] = A[i, j, e]
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax, timax,
             tcross, tmax, yend, iend, tdrop, gap_closed, igap, tclose):
     """After an accepted step: events, stop current, step limit, breakpoint, next step
@@ -372,7 +370,7 @@ def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax,
     return -1
 
 
-@njit(**_NJ)
+@njit(**NJIT_OPTIONS)
 def _run_block(kind, a, b, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
                TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE):
@@ -478,7 +476,7 @@ def _run_block(kind, a, b, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errki
             m -= 1
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(**NJIT_OPTIONS, parallel=True)
 def integrate_batch_soa(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind,
                         chgtol, rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS,
                         THR, IMAX, TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP,

@@ -51,10 +51,10 @@ class SpiceOptions:
 
     def attempts(self, bench: Testbench) -> list[tuple[float, Mapping[str, float | str]]]:
         """(step cap, extra options) of the first run of ``bench`` and of every retry."""
-        cap = bench.step_max
+        cap, runaway = bench.step_max, runaway_step_cap(bench.card)
         caps = [cap, *(cap * s for s in self.retry_scales)]
-        if self.runaway and runaway_step_cap(bench.card) < min(caps):
-            caps.append(runaway_step_cap(bench.card))
+        if self.runaway and runaway < min(caps):
+            caps.append(runaway)
         return [*((c, {}) for c in caps), *((cap, dict(o)) for o in self.retry_options)]
 
     @classmethod
@@ -225,11 +225,12 @@ def simulate_spice(
         samples[d] = _samples(t, wave, card, st, circuit)
 
     def single(d: int) -> None:
+        tb = bench(d)
         try:
-            wave, retries[d] = _run_with_retries(session, bench(d), opts)
+            wave, retries[d] = _run_with_retries(session, tb, opts)
         except ConvergenceError as err:
             status[d] = Status.STEP_TOO_SMALL
-            retries[d] = len(opts.attempts(bench(d))) - 1
+            retries[d] = len(opts.attempts(tb)) - 1
             stats[d, Stat.FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
             samples[d] = np.full((stimuli[d].sample_times.size, len(UNKNOWNS)), np.nan)
             return
