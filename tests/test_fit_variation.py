@@ -132,6 +132,51 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
         assert 0 <= rows["held out", m]["ks"] <= 1
     assert hold["rows_held_out"] == 200  # an LRS and an HRS row per cycle
     assert "held out" in run.output
+    drift = json.loads(out.read_text())["drift"]  # of all the measured cycles
+    assert drift["r_lrs_ohm"]["n"] == 1000 and drift["r_lrs_ohm"]["drifts"] is True
+    assert "drift" in run.output
+
+
+def _record(phi: float, devices: int, cycles: int, seed: int) -> pd.DataFrame:
+    """A distribution table whose ln R and V follow an AR(1) in the cycle with
+    coefficient ``phi`` (0: independent cycles), each device around its own centre."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d in range(devices):
+        z = np.empty((cycles, 4))
+        z[0] = rng.standard_normal(4)
+        for k in range(1, cycles):
+            z[k] = phi * z[k - 1] + np.sqrt(1 - phi**2) * rng.standard_normal(4)
+        centre = rng.normal(0, 0.1, 4)
+        for k in range(cycles):
+            v = centre + z[k] * (0.3, 0.5, 0.15, 0.1)
+            for state, r in (("LRS", 2e3 * np.exp(v[0])), ("HRS", 1e5 * np.exp(v[1]))):
+                rows.append((f"d{d}", k + 1, state, r, -1 + v[2], 0.9 + v[3]))
+    return pd.DataFrame(rows, columns=["device", "cycle", "state", "resistance_ohm",
+                                       "v_set_V", "v_reset_V"])
+
+
+def test_the_drift_statistics_tell_independent_cycles_from_a_wandering_record():
+    """Independent cycles: lag-1 ρ ≈ 0, halves within the i.i.d. bound.  An AR(1)
+    record (φ = 0.9): ρ ≈ 0.9 and an effective sample of n·(1 − ρ)/(1 + ρ).  The TUD
+    device: every metric drifts (its R_LRS steps from ~1.3 to ~3.2 kΩ after cycle 600)."""
+    from rram.fit.drift import drift_lines, drift_stats
+
+    iid = drift_stats(_record(0.0, 8, 200, seed=1))  # halves of 800: bound 0.068
+    for m, s in iid.items():
+        assert abs(s["lag1"]) < 0.08 and s["n"] == 1600, (m, s)
+        assert not s["drifts"] and s["ks_halves"] < s["ks_bound"] < 0.07, (m, s)
+        assert s["n_effective"] > 1300
+    slow = drift_stats(_record(0.9, 8, 200, seed=2))
+    for m, s in slow.items():
+        assert 0.82 < s["lag1"] < 0.95, (m, s)
+        assert s["n_effective"] == pytest.approx(1600 * (1 - s["lag1"]) / (1 + s["lag1"]))
+    tud = drift_stats(load_distribution(TUD_DIST))
+    assert all(s["drifts"] for s in tud.values())
+    assert tud["r_lrs_ohm"]["lag1"] > 0.7 and tud["r_lrs_ohm"]["ks_halves"] > 0.6
+    assert tud["r_lrs_ohm"]["ks_bound"] == pytest.approx(1.358 * np.sqrt(2 / 500))
+    assert "warning: r_lrs_ohm, r_hrs_ohm, v_set_V, v_reset_V drift" in drift_lines(tud)[-1]
+    assert "warning" not in "\n".join(drift_lines(iid))
 
 
 def test_rank_correlations_pair_each_hrs_with_the_next_set():

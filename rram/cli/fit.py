@@ -165,6 +165,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     in the proportion of the data's between- and within-device variance; with --nested
     (many devices, many cycles each) the two are fitted apart."""
     from ..fit.data import load_distribution, sha256_of
+    from ..fit.drift import drift_lines, drift_plot, drift_stats
     from ..fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
 
     parsed = {}
@@ -177,12 +178,15 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         if not math.isfinite(weight):
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
         parsed[metric.strip()] = weight
-    frame, held = load_distribution(dist_file), None
+    measured = load_distribution(dist_file)
+    frame, held = measured, None
     if holdout is not None:
         from ..fit.holdout import split_distribution
 
-        frame, held = split_distribution(frame, holdout)
+        frame, held = split_distribution(measured, holdout)
     target = target_of(frame, skip=tuple(skip), weights=parsed, nested=nested)
+    drift = drift_stats(measured)
+    click.echo("\n".join(drift_lines(drift)), err=True)
     if cycles is None and not nested:
         cycles = 2
     card = load_card(card_path)
@@ -205,13 +209,14 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         lines = distribution_lines(errors)
         validation = {"rule": holdout.text, "rows_held_out": len(held),
                       "errors": errors.to_dict(orient="records")}
-    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation)
+    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation,
+              drift=drift)
     click.echo(result.report())
     if lines:
         click.echo("\n".join(lines))
     click.echo(f"wrote {out}", err=True)
     if plots:
-        for p in overlay_cdfs(result, plots):
+        for p in (*overlay_cdfs(result, plots), drift_plot(measured, plots)):
             click.echo(f"wrote {p}", err=True)
 
 

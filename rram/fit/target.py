@@ -154,6 +154,27 @@ class Target:
         return float(min(1.0, within / total)) if total > 0 else 1.0
 
 
+#: The rows of a distribution table that carry each metric: a resistance on the rows of
+#: its state; V_set beside the LRS it made, V_reset beside the HRS row (see
+#: :data:`RANK_PAIRS`).
+METRIC_STATES = {"r_lrs_ohm": ("LRS", "resistance_ohm"), "r_hrs_ohm": ("HRS", "resistance_ohm"),
+                 "v_set_V": ("LRS", "v_set_V"), "v_reset_V": ("HRS", "v_reset_V")}
+
+
+def metric_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each metric of a distribution table (:func:`rram.fit.data.load_distribution`) as
+    ``device, cycle, value`` rows, in the table's order; a voltage column the table
+    does not have is left out."""
+    out = {}
+    for m, (state, col) in METRIC_STATES.items():
+        if col in frame.columns:
+            rows = frame[frame["state"] == state]
+            out[m] = pd.DataFrame({"device": rows["device"].to_numpy(),
+                                   "cycle": rows["cycle"].to_numpy(int),
+                                   "value": rows[col].to_numpy(float)})
+    return out
+
+
 def _data_ranks(lrs: pd.DataFrame, hrs: pd.DataFrame, skip: tuple[str, ...]
                 ) -> tuple[tuple[str, float], ...]:
     """The measured rank correlations, each pair on one row (see :data:`RANK_PAIRS`)."""
@@ -182,13 +203,9 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     if bad:
         raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
     lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
-    values = {"r_lrs_ohm": lrs["resistance_ohm"].to_numpy(float),
-              "r_hrs_ohm": hrs["resistance_ohm"].to_numpy(float)}
-    devices = {"r_lrs_ohm": lrs["device"].to_numpy(), "r_hrs_ohm": hrs["device"].to_numpy()}
-    for col, rows in (("v_set_V", lrs), ("v_reset_V", hrs)):
-        if col in rows.columns:
-            values[col] = rows[col].to_numpy(float)
-            devices[col] = rows["device"].to_numpy()
+    rows = metric_rows(frame)
+    values = {m: r["value"].to_numpy(float) for m, r in rows.items()}
+    devices = {m: r["device"].to_numpy() for m, r in rows.items()}
     design = check_design(frame) if nested else None
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
                     _data_ranks(lrs, hrs, skip))

@@ -457,9 +457,9 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
 
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
-              holdout: dict | None = None) -> Path:
-    """The fitted spec with its provenance, fit figures and (``holdout``) the errors on
-    held-out data."""
+              holdout: dict | None = None, drift: dict | None = None) -> Path:
+    """The fitted spec with its provenance, fit figures, (``holdout``) the errors on
+    held-out data and (``drift``) the training data's :func:`rram.fit.drift.drift_stats`."""
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
@@ -472,6 +472,9 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout
+    if drift is not None:  # JSON has no NaN: an undefined figure is null
+        data["drift"] = {m: {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                             for k, v in s.items()} for m, s in drift.items()}
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
