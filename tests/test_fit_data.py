@@ -80,3 +80,25 @@ def test_distribution_loader_checks_states_and_values(tmp_path):
     missing = write(tmp_path, "device,cycle,resistance_ohm\nA,1,1000\n", "m.csv")
     with pytest.raises(InputError, match="missing column"):
         load_distribution(missing)
+
+
+def test_measured_cycles_that_did_not_switch_carry_no_switching_voltage(tmp_path):
+    """The Monte Carlo's rule on measured rows: the HRS on a cycle's row is the state its
+    SET starts from, the next cycle's HRS the one its RESET leaves.  A SET that left the
+    resistance within 2x reports its sweep end, no V_set; likewise a RESET.  Where a read
+    is missing (the last cycle's RESET, another device) the operation counts as switched."""
+    text = ("device,cycle,state,resistance_ohm,v_set_V,v_reset_V\n"
+            "A,1,HRS,1e5,-1.0,0.8\nA,1,LRS,1e3,-1.0,0.8\n"      # switched
+            "A,2,HRS,1.2e6,-2.5,2.5\nA,2,LRS,1.5e6,-2.5,2.5\n"  # SET failed, RESET no rise
+            "A,3,HRS,1.4e6,-1.1,0.9\nA,3,LRS,2e3,-1.1,0.9\n"    # SET ok, RESET: last cycle
+            "B,1,LRS,1e3,-0.9,0.7\nB,2,HRS,3e3,-0.9,0.7\n")     # B1 RESET: 3x, switched
+    frame = load_distribution(write(tmp_path, text, "d.csv")).set_index(["device", "cycle",
+                                                                        "state"])
+    assert frame.loc[("A", 1, "LRS"), "reason"] == ""
+    assert frame.loc[("A", 2, "LRS"), "reason"] == "no_set+no_reset"
+    assert np.isnan(frame.loc[("A", 2, "LRS"), "v_set_V"])
+    assert np.isnan(frame.loc[("A", 2, "HRS"), "v_reset_V"])
+    assert frame.loc[("A", 3, "LRS"), "v_set_V"] == -1.1
+    assert frame.loc[("A", 3, "HRS"), "v_reset_V"] == 0.9
+    assert frame.loc[("B", 1, "LRS"), "reason"] == ""  # 3e3 >= 2 x 1e3; no HRS before it
+    assert frame.loc[("B", 2, "HRS"), "v_reset_V"] == 0.7

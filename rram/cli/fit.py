@@ -185,8 +185,6 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
 
         frame, held = split_distribution(measured, holdout)
     target = target_of(frame, skip=tuple(skip), weights=parsed, nested=nested)
-    drift = drift_stats(measured)
-    click.echo("\n".join(drift_lines(drift)), err=True)
     if cycles is None and not nested:
         cycles = 2
     card = load_card(card_path)
@@ -197,6 +195,8 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         start = scatter_sigmas(load_scatter(scatter_path))
         click.echo("per-cycle scatter: " + ", ".join(f"{k} {v:.4g}" for k, v in start.items()),
                    err=True)
+    drift = drift_stats(measured)
+    click.echo("\n".join(drift_lines(drift)), err=True)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True))

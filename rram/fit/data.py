@@ -277,7 +277,41 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
             x = numeric_column(frame, col, path, allow_missing=True)
             check_magnitude(x, col, path, "voltage", "V", MAX_VOLTAGE_V)
             out[col] = x
+    out = switching_of(out)
     out.attrs["source"] = str(path)
+    return out
+
+
+def switching_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measured cycles judged by the Monte Carlo's rule (:func:`rram.events.
+    switching_rule`): a SET switched if the HRS on its cycle's row is at least
+    :data:`rram.events.SWITCH_RATIO` times the LRS it left, a RESET if the next cycle's
+    HRS is that much above the LRS.  A voltage of an operation that did not switch is
+    the sweep's end, no switching voltage: it becomes NaN, and ``reason`` names the
+    operation as the Monte Carlo does (``no_set``, ``no_reset``, joined by ``+``).  Where
+    a read is missing the operation counts as switched."""
+    from ..events import switching_rule
+
+    out = frame.copy()
+    cycles = out.pivot_table(index=["device", "cycle"], columns="state",
+                             values="resistance_ohm", aggfunc="first")
+    lrs = cycles.get("LRS", pd.Series(np.nan, index=cycles.index))
+    hrs = cycles.get("HRS", pd.Series(np.nan, index=cycles.index))
+    key = pd.MultiIndex.from_arrays([out["device"], out["cycle"]])
+    after = pd.MultiIndex.from_arrays([out["device"], out["cycle"] + 1])
+    r_lrs = lrs.reindex(key).to_numpy(float)
+    r_before = hrs.reindex(key).to_numpy(float)
+    r_after = hrs.reindex(after).to_numpy(float)
+    unknown_set, unknown_reset = ~np.isfinite(r_before), ~np.isfinite(r_after)
+    nan = np.full(len(out), np.nan)
+    v_set, v_reset, reason = switching_rule(
+        out.get("v_set_V", nan), out.get("v_reset_V", nan),
+        np.where(unknown_set, np.inf, r_before), np.where(np.isfinite(r_lrs), r_lrs, 0.0),
+        np.where(unknown_reset, np.inf, r_after))
+    for col, v in (("v_set_V", v_set), ("v_reset_V", v_reset)):
+        if col in out.columns:
+            out[col] = v
+    out["reason"] = reason
     return out
 
 

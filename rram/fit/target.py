@@ -22,6 +22,7 @@ import pandas as pd
 
 from ..checks import is_number
 from ..errors import InputError
+from ..events import NO_SET
 from .nested import check_design, nested_stats
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
@@ -106,6 +107,8 @@ class Target:
     design: tuple[int, int] | None = None
     #: (pair name, measured Spearman correlation) of the :data:`RANK_PAIRS` measured
     ranks: tuple[tuple[str, float], ...] = ()
+    #: share of the measured SETs that did not switch (``no_set``), NaN if unknown
+    failed_sets: float = math.nan
 
     @property
     def spreads(self) -> tuple[tuple[str, str], ...]:
@@ -207,8 +210,10 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     values = {m: r["value"].to_numpy(float) for m, r in rows.items()}
     devices = {m: r["device"].to_numpy() for m, r in rows.items()}
     design = check_design(frame) if nested else None
+    failed = (lrs["reason"].astype(str).str.contains(NO_SET).mean()
+              if "reason" in lrs.columns and len(lrs) else math.nan)
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
-                    _data_ranks(lrs, hrs, skip))
+                    _data_ranks(lrs, hrs, skip), float(failed))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     for m in target.metrics:

@@ -59,6 +59,7 @@ from lmfit.minimizer import AbortFitException
 
 from .. import __version__
 from ..errors import InputError
+from ..events import NO_SET
 from ..io import write_text_atomic
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
@@ -229,11 +230,17 @@ class VariationFit:
                          f"{self.model_stats['ranks'][k]:+.3f}")
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
+        lines.append(f"failed SETs: data {100 * self.target.failed_sets:.1f} %, model "
+                     f"{100 * self.failed_sets():.1f} %")
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
         for v in self.spec.variations:
             lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
                          f"  shift {v.shift:+.4g}")
         return "\n".join(lines)
+
+    def failed_sets(self) -> float:
+        """Share of the simulated SETs that did not switch."""
+        return float(self.model_frame["reason"].astype(str).str.contains(NO_SET).mean())
 
     def ks(self) -> dict[str, float]:
         from scipy.stats import ks_2samp
@@ -469,6 +476,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                    "data": {**fit.data_stats, "ranks": dict(fit.target.ranks)},
                    "model": fit.model_stats,
                    "ks": fit.ks(),
+                   "failed_sets": {"data": (fit.target.failed_sets if math.isfinite(
+                       fit.target.failed_sets) else None), "model": fit.failed_sets()},
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout
