@@ -155,7 +155,7 @@ TUD = Path(__file__).resolve().parents[1] / "fitting" / "results" / "tud_H16248L
 def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
     """Issue 12: with the re-fitted TUD card and spec under the measured protocol, at
     most 3 % of the cycles fail to SET and no device fails twice in a row (the device
-    itself failed 1.4 % of 1000 cycles); the HRS still carries the next V_set."""
+    itself failed 1.3 % of 1000 cycles); the HRS still carries the next V_set."""
     from rram.card import load_card
     from rram.fit.variation import protocol_of
     from rram.variation import load_variation
