@@ -10,6 +10,14 @@ stays deterministic and every engine simulates exactly the same samples.  A
 with z standard normal; ``shift`` (default 0) moves the centre of the distribution
 (a calibrated spec uses it to place the medians).
 
+A C2C entry may have a slow part: ``slow`` (0–1) is the share of its variance that
+wanders over many cycles rather than jumping from one cycle to the next (the CF a SET
+forms inherits part of the configuration the previous RESET left), with correlation
+time ``memory`` (cycles).  Its z is √(1 − slow)·ε + √slow·u, with ε drawn per operation
+and u a stationary AR(1) path over the device's cycles, u_k = φ·u_(k−1) + √(1 − φ²)·η_k,
+φ = exp(−1/memory): z stays standard normal, so the distribution over devices and cycles
+is the same, but each device's record drifts (:mod:`rram.mc.draws`).
+
 Draws are truncated to the parameter's range (resampled, not clipped).  C2C entries
 are allowed only on kinetic parameters, so redrawing them between operations leaves the
 state, and the resistance, continuous.
@@ -56,6 +64,10 @@ class Variation:
     sigma: float
     desc: str = ""
     shift: float = 0.0
+    #: share of a C2C variance that is slow (0–1; 0: independent cycles)
+    slow: float = 0.0
+    #: correlation time of the slow part (cycles; > 0 with a slow part)
+    memory: float = 0.0
 
     def __post_init__(self) -> None:
         if self.parameter not in _BY_NAME:
@@ -74,6 +86,7 @@ class Variation:
                              f"got {self.shift!r}")
         if not isinstance(self.desc, str):
             raise InputError(f"desc of {self.parameter} must be a string, got {self.desc!r}")
+        self._check_slow()
         if self.kind == "c2c" and self.parameter not in KINETIC | HELD.keys():
             raise InputError(f"{self.parameter} cannot vary cycle to cycle (valid: "
                              f"{', '.join(sorted(KINETIC | HELD.keys()))})")
@@ -89,6 +102,35 @@ class Variation:
                              f"{shift_max:g}], got {self.shift:g}")
 
 
+    def _check_slow(self) -> None:
+        where = f"{self.kind} variation of {self.parameter}"
+        if not (is_number(self.slow) and 0 <= self.slow <= 1):
+            raise InputError(f"{where}: slow must be a number within [0, 1], got {self.slow!r}")
+        if not (is_number(self.memory) and 0 <= self.memory <= MAX_MEMORY):
+            raise InputError(f"{where}: memory must be a number of cycles within "
+                             f"[0, {MAX_MEMORY:g}], got {self.memory!r}")
+        if self.slow > 0 and self.kind != "c2c":
+            raise InputError(f"{where}: only a c2c entry has a slow part (slow {self.slow:g})")
+        if (self.slow > 0) != (self.memory > 0):
+            raise InputError(f"{where}: slow {self.slow:g} and memory {self.memory:g}: a "
+                             "slow part needs a memory > 0 cycles, and a memory a slow > 0")
+
+    @property
+    def phi(self) -> float:
+        """Correlation of the slow part from one cycle to the next, exp(−1/memory)."""
+        return math.exp(-1.0 / self.memory) if self.memory > 0 else 0.0
+
+    def as_dict(self) -> dict:
+        """The entry as JSON data (``slow`` and ``memory`` only when there is a slow part,
+        so specs without one read as before)."""
+        out = asdict(self)
+        if not self.slow:
+            del out["slow"], out["memory"]
+        return out
+
+
+#: Longest correlation time of a slow part (cycles): beyond any measured record.
+MAX_MEMORY = 1e6
 #: Largest ln-σ of a lognormal entry: a factor e^3 ≈ 20 per σ (measured device spreads
 #: are well below 1); larger ones only spill out of the parameter's range, and e^(σ·z)
 #: overflows for σ in the hundreds.
@@ -154,12 +196,13 @@ class VariationSpec:
         return dist.pop(), math.sqrt(sum(v.sigma ** 2 for v in vs))
 
     def to_json(self) -> str:
-        return json.dumps({"variations": [asdict(v) for v in self.variations]}, indent=2) + "\n"
+        return json.dumps({"variations": [v.as_dict() for v in self.variations]},
+                          indent=2) + "\n"
 
     @classmethod
     def from_json(cls, text: str, source: str = "variation spec") -> VariationSpec:
         """Parse ``{"variations": [{parameter, kind, distribution, sigma[, shift,
-        desc]}, ...]}`` (other top-level keys, such as a fit's provenance, are
+        desc, slow, memory]}, ...]}`` (other top-level keys, such as a fit's provenance, are
         metadata); every problem names ``source`` and the entry."""
         try:
             data = json.loads(text)

@@ -54,3 +54,49 @@ def test_draws_equal_the_one_at_a_time_definition_with_redraws():
     d2d = draw_d2d(spec, base, 7, devices)
     assert np.array_equal(d2d["dei"], slow_draw(
         VariationSpec(spec.of_kind("d2d")), base, 7, devices, 0, "set")["dei"])
+
+
+SLOW = VariationSpec((Variation("dea", "c2c", "normal", 0.1, slow=0.8, memory=50.0),
+                      Variation("deh", "c2c", "normal", 0.1)))
+
+
+def test_a_slow_part_drifts_without_changing_the_distribution():
+    """z = √(1−s)·ε + √s·u with u an AR(1) path: still standard normal over devices and
+    cycles, lag-1 correlation s·φ (φ = e^(−1/memory)); the entry without one stays
+    independent from cycle to cycle."""
+    from rram.mc.draws import slow_paths
+
+    base = dict(default_card().values)
+    paths = slow_paths(SLOW, 3, range(300), 200)
+    dea = np.array([draw(SLOW, base, 3, range(300), c, "set", slow=paths[:, c])["dea"]
+                    for c in range(200)]) / 0.1
+    deh = np.array([draw(SLOW, base, 3, range(300), c, "set", slow=paths[:, c])["deh"]
+                    for c in range(200)]) / 0.1
+    assert dea.std() == pytest.approx(1.0, abs=0.03)
+    lag1 = np.corrcoef(dea[:-1].ravel(), dea[1:].ravel())[0, 1]
+    assert lag1 == pytest.approx(0.8 * np.exp(-1 / 50), abs=0.02)
+    assert abs(np.corrcoef(deh[:-1].ravel(), deh[1:].ravel())[0, 1]) < 0.02
+    assert np.all(paths[:, :, 1] == 0)  # deh has no slow part
+
+
+def test_a_slow_draw_depends_on_its_own_device_and_cycle_only():
+    """The path at cycle k comes from the device's cycles 0..k: a draw alone, in another
+    chunk or with the paths computed for the whole run is the same value."""
+    from rram.mc.draws import slow_paths
+
+    base = dict(default_card().values)
+    paths = slow_paths(SLOW, 5, range(10), 30)
+    alone = draw(SLOW, base, 5, [7, 2], 29, "reset")
+    chunk = draw(SLOW, base, 5, range(10), 29, "reset", slow=paths[:, 29])
+    assert np.array_equal(alone["dea"], chunk["dea"][[7, 2]])
+    assert np.array_equal(slow_paths(SLOW, 5, [7], 30)[0], paths[7])
+
+
+def test_a_spec_without_slow_parts_reads_and_writes_as_before():
+    import json
+
+    text = default_variation().to_json()
+    assert "slow" not in text and "memory" not in text
+    data = json.loads(SLOW.to_json())["variations"]
+    assert data[0]["slow"] == 0.8 and data[0]["memory"] == 50.0 and "slow" not in data[1]
+    assert VariationSpec.from_json(SLOW.to_json()) == SLOW

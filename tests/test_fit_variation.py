@@ -144,9 +144,11 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
     assert "drift" in run.output
 
 
-def _record(phi: float, devices: int, cycles: int, seed: int) -> pd.DataFrame:
-    """A distribution table whose ln R and V follow an AR(1) in the cycle with
-    coefficient ``phi`` (0: independent cycles), each device around its own centre."""
+def _record(phi: float, devices: int, cycles: int, seed: int, slow: float = 1.0
+            ) -> pd.DataFrame:
+    """A distribution table whose ln R and V are a ``slow`` share of an AR(1) path in the
+    cycle with coefficient ``phi`` (0: independent cycles) plus independent noise, each
+    device around its own centre."""
     rng = np.random.default_rng(seed)
     rows = []
     for d in range(devices):
@@ -154,6 +156,7 @@ def _record(phi: float, devices: int, cycles: int, seed: int) -> pd.DataFrame:
         z[0] = rng.standard_normal(4)
         for k in range(1, cycles):
             z[k] = phi * z[k - 1] + np.sqrt(1 - phi**2) * rng.standard_normal(4)
+        z = np.sqrt(slow) * z + np.sqrt(1 - slow) * rng.standard_normal(z.shape)
         centre = rng.normal(0, 0.1, 4)
         for k in range(cycles):
             v = centre + z[k] * (0.3, 0.5, 0.15, 0.1)
@@ -263,3 +266,57 @@ def test_a_contact_carrier_gives_the_lrs_a_floor_and_a_long_upper_tail():
     reset = np.isfinite(frame["v_reset_V"]).to_numpy()
     assert reset.mean() > 0.8
     assert spearmanr(frame["r_lrs_ohm"][reset], frame["v_reset_V"].abs()[reset]).statistic > 0.5
+
+
+def test_the_slow_share_and_memory_of_a_record_are_recovered():
+    """A record of 70 % slow AR(1) variance (correlation time 60 cycles) and 30 %
+    independent noise: :func:`rram.fit.drift.slow_part` finds both from the
+    autocorrelation; independent cycles have none."""
+    from rram.fit.drift import slow_part
+    from rram.fit.target import LOG_METRICS, metric_rows
+
+    rows = metric_rows(_record(np.exp(-1 / 60), 4, 1000, seed=3, slow=0.7))
+    for m, r in rows.items():
+        share, memory = slow_part(r, m in LOG_METRICS)
+        assert share == pytest.approx(0.7, abs=0.1), m
+        assert memory == pytest.approx(60, rel=0.35), m
+    flat = metric_rows(_record(0.0, 4, 1000, seed=4))
+    assert all(slow_part(r, False) == (0.0, 0.0) for r in flat.values())
+
+
+@pytest.mark.slow
+def test_fit_variation_gives_a_drifting_record_its_slow_parts(tmp_path):
+    """A simulated record (2 devices x 200 cycles) whose kth and deh wander (90 % slow,
+    40 cycles): `rram fit-variation` finds the slow parts of their carriers and matches
+    the lag-1 correlation of every drifting metric; --no-memory leaves them out."""
+    import json
+
+    from click.testing import CliRunner
+
+    from rram.cli import main
+
+    truth = VariationSpec((
+        Variation("kth", "c2c", "lognormal", 0.3, slow=0.9, memory=40.0),
+        Variation("deh", "c2c", "normal", 0.05, slow=0.9, memory=40.0),
+        Variation("dea", "c2c", "normal", 0.04), Variation("dei", "c2c", "normal", 0.05)))
+    record = run_devices(MonteCarlo(card=FORMED, spec=truth, devices=2, cycles=200, seed=11),
+                         range(2))
+    path = tmp_path / "record.csv"
+    as_distribution(record[record["converged"]]).to_csv(path, index=False)
+    quick = ["--devices", "20", "--cycles", "2", "--rounds", "1", "--polish", "0"]
+    run = CliRunner().invoke(main, ["fit-variation", str(path), *quick, "--out",
+                                    str(tmp_path / "s.json")])
+    assert run.exit_code == 0, run.output
+    saved = json.loads((tmp_path / "s.json").read_text())
+    slow = {v["parameter"]: v for v in saved["variations"] if v.get("slow")}
+    carriers = dict(saved["fit"]["carriers"])
+    for m in ("r_lrs_ohm", "r_hrs_ohm"):  # kth and deh's metrics: found slow
+        assert slow[carriers[m]]["slow"] > 0.7 and 20 < slow[carriers[m]]["memory"] < 80
+    for m, d in saved["drift"].items():
+        if d["drifts"]:
+            assert abs(saved["model_drift"][m]["lag1"] - d["lag1"]) <= 0.1, m
+    assert "slow C2C parts" in run.output
+    run = CliRunner().invoke(main, ["fit-variation", str(path), *quick, "--no-memory",
+                                    "--out", str(tmp_path / "n.json")])
+    saved = json.loads((tmp_path / "n.json").read_text())
+    assert not any(v.get("slow") for v in saved["variations"]) and "model_drift" not in saved

@@ -154,20 +154,29 @@ TUD = Path(__file__).resolve().parents[1] / "fitting" / "results" / "tud_H16248L
 @pytest.mark.slow
 def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
     """Issue 12: with the re-fitted TUD card and spec under the measured protocol, at
-    most 3 % of the cycles fail to SET and no device fails twice in a row (the device
-    itself failed 1.3 % of 1000 cycles); the HRS still carries the next V_set."""
+    most 3 % of the cycles fail to SET (the device itself failed 1.3 % of 1000 cycles,
+    13 in a row); the HRS still carries the next V_set.  The state leaves no trap: with
+    the spec's slow parts taken out, no device fails twice in a row.  With them, a device
+    whose slow path wanders where SETs fail may fail a few times in a row, as the
+    measured one did, and then switches again."""
+    from dataclasses import replace
+
     from rram.card import load_card
     from rram.fit.variation import protocol_of
-    from rram.variation import load_variation
+    from rram.variation import VariationSpec, load_variation
 
     card = load_card(TUD.with_suffix(".card.json"))
-    p = ph.endurance(card, spec=load_variation(TUD.with_suffix(".variation.json")),
-                     devices=100, cycles=30, protocol=protocol_of(card), max_failed=0.03,
-                     early=(5, 15), late=(20, 30))
-    assert p.figures["not_converged"] == 0
-    assert p.figures["failed_set_share"] <= 0.03
-    assert p.figures["longest_failure_run"] <= 1
-    assert p.figures["spearman_r_hrs_next_v_set"] >= 0.3
+    spec = load_variation(TUD.with_suffix(".variation.json"))
+    assert any(v.slow for v in spec.variations)
+    fast = VariationSpec(tuple(replace(v, slow=0.0, memory=0.0) for v in spec.variations))
+    for variation, longest in ((fast, 1), (spec, 13)):
+        p = ph.endurance(card, spec=variation, devices=100, cycles=30,
+                         protocol=protocol_of(card), max_failed=0.03, early=(5, 15),
+                         late=(20, 30))
+        assert p.figures["not_converged"] == 0
+        assert p.figures["failed_set_share"] <= 0.03
+        assert p.figures["longest_failure_run"] <= longest, p.figures
+        assert p.figures["spearman_r_hrs_next_v_set"] >= 0.3
 
 
 def test_the_fitted_tud_card_sets_abruptly():

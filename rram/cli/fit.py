@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -152,11 +153,15 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--out", required=True, type=OutputPath(),
               help="Variation spec JSON.")
 @click.option("--plots", type=OutputFolder(), default=None,
-              help="Probit CDF overlays of data and model.")
+              help="Probit CDF overlays of data and model, and the record against cycle.")
+@click.option("--memory/--no-memory", default=True, show_default=True,
+              help="When the record drifts, split each C2C carrier into a fast part and a "
+                   "slow one with the record's autocorrelation (same distributions, "
+                   "drifting device records).")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
-                      skip, weights, scatter_path, out, plots, holdout) -> None:
+                      skip, weights, scatter_path, out, plots, memory, holdout) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V]).
@@ -166,7 +171,8 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     (many devices, many cycles each) the two are fitted apart."""
     from ..fit.data import load_distribution, sha256_of
     from ..fit.drift import drift_lines, drift_plot, drift_stats
-    from ..fit.variation import fit_variation, overlay_cdfs, save_spec, target_of
+    from ..fit.report import overlay_cdfs
+    from ..fit.variation import fit_variation, save_spec, target_of
 
     parsed = {}
     for item in weights:
@@ -200,6 +206,25 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True))
+    model_drift = model_record = None
+    if memory and any(s["drifts"] for s in drift.values()):
+        from ..fit.drift import (
+            match_slow_shares,
+            memory_lines,
+            record_drift,
+            simulated_record,
+            with_memory,
+        )
+
+        spec, _ = with_memory(result.spec, result.carriers, frame)
+        record = int(measured.groupby("device")["cycle"].nunique().median())
+        spec = match_slow_shares(card, spec, result.carriers, drift, result.protocol, record,
+                                 seed)
+        model_record = simulated_record(card, spec, result.protocol, record, seed)
+        model_drift = record_drift(model_record)
+        result = dataclasses.replace(result, spec=spec)
+        parts = {v.parameter: (v.slow, v.memory) for v in spec.of_kind("c2c")}
+        click.echo("\n".join(memory_lines(parts, drift, model_drift)), err=True)
     validation, lines = None, []
     if held is not None:
         from ..fit.holdout import distribution_errors, distribution_lines
@@ -210,13 +235,14 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         validation = {"rule": holdout.text, "rows_held_out": len(held),
                       "errors": errors.to_dict(orient="records")}
     save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation,
-              drift=drift)
+              drift=drift, model_drift=model_drift)
     click.echo(result.report())
     if lines:
         click.echo("\n".join(lines))
     click.echo(f"wrote {out}", err=True)
     if plots:
-        for p in (*overlay_cdfs(result, plots), drift_plot(measured, plots)):
+        for p in (*overlay_cdfs(result, plots), drift_plot(measured, plots,
+                                                                 model=model_record)):
             click.echo(f"wrote {p}", err=True)
 
 

@@ -23,6 +23,7 @@ Per metric, on each device's cycles in order (pooled over devices):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -30,7 +31,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp, spearmanr
 
-from .target import LOG_METRICS, metric_rows
+from ..variation import MAX_MEMORY, VariationSpec
+from .target import LOG_METRICS, METRICS, metric_rows
 
 #: Two-sample KS coefficient of the 95 % level (asymptotic).
 KS_95 = 1.358
@@ -65,12 +67,23 @@ def _halves(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(early), np.concatenate(late)
 
 
-def drift_stats(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Per metric of a distribution table: ``lag1``, ``n``, ``n_effective``,
-    ``ks_halves``, ``ks_bound`` and ``drifts`` (see the module's docstring); NaN where a
-    metric has fewer than 10 consecutive pairs or 10 values in a half."""
+def simulated_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The metrics of a Monte Carlo frame (one row per device and cycle) as
+    :func:`rram.fit.target.metric_rows` gives a measured table's."""
+    return {m: pd.DataFrame({"device": frame["device"].to_numpy(),
+                             "cycle": frame["cycle"].to_numpy(int),
+                             "value": frame[m].to_numpy(float)})
+            for m in METRICS if m in frame.columns}
+
+
+def drift_stats(frame: pd.DataFrame | dict[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
+    """Per metric of a distribution table (or of :func:`metric_rows`-like rows):
+    ``lag1``, ``n``, ``n_effective``, ``ks_halves``, ``ks_bound`` and ``drifts`` (see the
+    module's docstring); NaN where a metric has fewer than 10 consecutive pairs or 10
+    values in a half."""
     out = {}
-    for m, rows in metric_rows(frame).items():
+    rows_of = frame if isinstance(frame, dict) else metric_rows(frame)
+    for m, rows in rows_of.items():
         n = int(np.isfinite(rows["value"]).sum())
         rho = _lag1(rows, m in LOG_METRICS)
         early, late = _halves(rows)
@@ -83,6 +96,174 @@ def drift_stats(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
         out[m] = {"n": n, "lag1": rho, "n_effective": n * (1 - r) / (1 + r),
                   "ks_halves": ks, "ks_bound": bound, "drifts": bool(ks > bound)}
     return out
+
+
+def autocorrelation(rows: pd.DataFrame, log: bool, lags: int) -> np.ndarray:
+    """Correlation of the values' normal scores (ranks within each device, centred)
+    ``1..lags`` cycles apart on the same device, pooled over devices."""
+    from scipy.stats import norm, rankdata
+
+    series = []
+    for _, dev in rows.groupby("device", sort=False):
+        dev = dev[np.isfinite(dev["value"])]
+        if len(dev) < 3:
+            continue
+        x = np.log(dev["value"].to_numpy(float)) if log else dev["value"].to_numpy(float)
+        score = norm.ppf((rankdata(x) - 0.5) / len(x))
+        series.append(pd.Series(score, index=dev["cycle"].to_numpy(int)).sort_index())
+    out = np.full(lags, np.nan)
+    for lag in range(1, lags + 1):
+        a, b = [], []
+        for s in series:
+            later = s.reindex(s.index + lag).to_numpy()
+            ok = np.isfinite(later)
+            a.append(s.to_numpy()[ok])
+            b.append(later[ok])
+        a, b = np.concatenate(a), np.concatenate(b)
+        if a.size >= 10:
+            out[lag - 1] = float(np.corrcoef(a, b)[0, 1])
+    return out
+
+
+def slow_part(rows: pd.DataFrame, log: bool) -> tuple[float, float]:
+    """(slow share, memory in cycles) of a metric's record: the serial correlation of a
+    fast part plus a stationary AR(1) slow part, ρ(ℓ) = slow·φ^ℓ with φ = e^(−1/memory),
+    fitted to its :func:`autocorrelation` at lags spaced evenly in log over 1..L (L a
+    fifth of the median device record of N cycles, at most 100).  Each device's median is
+    taken out first, and with it part of the slow variance: the fit is to the expected
+    estimate (ρ(ℓ) − B)/(1 − B), B = slow·(1 + φ)/((1 − φ)·N) (the variance of a record's
+    mean).  (0, 0) when lag 1 is below 0.1."""
+    from scipy.optimize import least_squares
+
+    n = float(rows[np.isfinite(rows["value"])].groupby("device")["cycle"].count().median())
+    rho = autocorrelation(rows, log, int(min(100, max(n // 5, 3))))
+    if not rho[0] >= 0.1:
+        return 0.0, 0.0
+    lag = np.unique(np.geomspace(1, rho.size, 12).round().astype(int))
+    lag = lag[np.isfinite(rho[lag - 1])]
+
+    def expected(p: np.ndarray) -> np.ndarray:
+        share, phi = p[0], math.exp(-1.0 / p[1])
+        bias = min(share * (1 + phi) / ((1 - phi) * n), 0.99)
+        return (share * phi ** lag - bias) / (1 - bias)
+
+    fit = least_squares(lambda p: expected(p) - rho[lag - 1], x0=[min(rho[0], 0.99), 20.0],
+                        bounds=([0.0, 1.0], [1.0, MAX_MEMORY]), x_scale=[0.1, 10.0])
+    return float(fit.x[0]), float(fit.x[1])
+
+
+def with_memory(spec: VariationSpec, carriers: dict[str, str],
+                frame: pd.DataFrame) -> tuple[VariationSpec, dict[str, tuple[float, float]]]:
+    """``spec`` with each C2C carrier's slow part (:func:`slow_part`) from the record of
+    the metric it carries (``carriers``: metric -> parameter), and those (slow, memory)
+    per parameter.  Only the split of each C2C variance changes, not its size: the
+    distributions over devices and cycles stay those the spec was fitted to."""
+    rows = metric_rows(frame)
+    parts = {p: slow_part(rows[m], m in LOG_METRICS) for m, p in carriers.items()
+             if m in rows}
+    out = []
+    for v in spec.variations:
+        slow, memory = parts.get(v.parameter, (0.0, 0.0)) if v.kind == "c2c" else (0.0, 0.0)
+        out.append(dataclasses.replace(v, slow=round(slow, 4), memory=round(memory, 1))
+                   if slow > 0 else v)
+    return VariationSpec(tuple(out)), parts
+
+
+#: Devices of the simulated record :func:`model_drift_stats` measures.
+MODEL_DEVICES = 4
+
+
+def simulated_record(card, spec: VariationSpec, protocol, cycles: int, seed: int
+                     ) -> pd.DataFrame:
+    """:data:`MODEL_DEVICES` simulated devices of ``cycles`` cycles each (the measured
+    record's length) under ``protocol``: the Monte Carlo frame."""
+    from .variation import simulate_metrics
+
+    return simulate_metrics(card, spec, protocol, devices=MODEL_DEVICES,
+                            cycles=max(int(cycles), 4), seed=seed)
+
+
+def record_drift(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
+    """:func:`drift_stats` of each simulated device's record, the median over devices."""
+    # one device at a time, as a measured record is: pooled, devices that drift apart
+    # would hide each other's drift
+    per_device = [drift_stats(simulated_rows(dev)) for _, dev in frame.groupby("device")]
+    return {m: {"n": sum(d[m]["n"] for d in per_device),
+                **{k: float(np.nanmedian([d[m][k] for d in per_device]))
+                   for k in ("lag1", "n_effective", "ks_halves", "ks_bound")},
+                "drifts": bool(np.median([d[m]["drifts"] for d in per_device]) >= 0.5)}
+            for m in per_device[0]}
+
+
+def model_drift_stats(card, spec: VariationSpec, protocol, cycles: int, seed: int
+                      ) -> dict[str, dict[str, float]]:
+    return record_drift(simulated_record(card, spec, protocol, cycles, seed))
+
+
+#: Regula falsi steps of :func:`match_slow_shares`.
+SHARE_STEPS = 5
+
+
+def _with_shares(spec: VariationSpec, shares: dict[str, float]) -> VariationSpec:
+    return VariationSpec(tuple(
+        dataclasses.replace(v, slow=round(shares[v.parameter], 4))
+        if v.slow and v.parameter in shares else v for v in spec.variations))
+
+
+def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data: dict,
+                      protocol, cycles: int, seed: int) -> VariationSpec:
+    """``spec`` with each slow share set so that the simulated record's lag-1
+    correlation of the metric its carrier serves is the data's.  A carrier makes only
+    part of its metric's variance, and the metric's correlation is not linear in the
+    share, so each share is found by regula falsi (Illinois) on [0, 1] (lag-1 0 at share
+    0), all
+    carriers at once, :data:`SHARE_STEPS` simulated records of ``cycles`` cycles, the
+    measured record's length (a slow part's share of a record's variance grows with
+    its length)."""
+    served = {p: m for m, p in carriers.items() if m in data and any(
+        v.parameter == p and v.slow for v in spec.variations)}
+    if not served:
+        return spec
+    target = {p: data[m]["lag1"] for p, m in served.items()}
+    top = _with_shares(spec, {p: 1.0 for p in served})
+    rho = model_drift_stats(card, top, protocol, cycles, seed)
+    # brackets (share, lag-1 minus the target): below at share 0, above at share 1
+    lo = {p: [0.0, -target[p]] for p in served}
+    hi = {p: [1.0, rho[m]["lag1"] - target[p]] for p, m in served.items()}
+    last = dict.fromkeys(served, "")
+    shares = {p: 1.0 for p in served}
+    for _ in range(SHARE_STEPS):
+        for p in served:
+            (s0, f0), (s1, f1) = lo[p], hi[p]
+            shares[p] = 1.0 if f1 <= 0 else s0 - f0 * (s1 - s0) / (f1 - f0)
+        rho = model_drift_stats(card, _with_shares(spec, shares), protocol, cycles, seed)
+        for p, m in served.items():
+            if shares[p] >= 1.0:
+                continue
+            side = "lo" if rho[m]["lag1"] < target[p] else "hi"
+            kept = hi if side == "lo" else lo
+            if last[p] == side:  # Illinois: the end kept twice weighs half
+                kept[p][1] /= 2
+            (lo if side == "lo" else hi)[p] = [shares[p], rho[m]["lag1"] - target[p]]
+            last[p] = side
+    return _with_shares(spec, shares)
+
+
+def memory_lines(parts: dict[str, tuple[float, float]], data: dict, model: dict
+                 ) -> list[str]:
+    """The slow parts given to the carriers, and the drift of data and model."""
+    lines = ["slow C2C parts: " + (", ".join(f"{p} {100 * s:.0f} % over {m:.0f} cycles"
+                                             for p, (s, m) in parts.items() if s > 0)
+                                   or "none (no serial correlation)")]
+
+    lines.append(f"drift, data | model (median of {MODEL_DEVICES} devices of "
+                 f"{next(iter(model.values()))['n'] // MODEL_DEVICES} cycles): "
+                 "lag-1 ρ, KS halves")
+    for m, d in data.items():
+        if m in model:
+            lines.append(f"  {m:10s} {d['lag1']:+.2f} {d['ks_halves']:.2f} | "
+                         f"{model[m]['lag1']:+.2f} {model[m]['ks_halves']:.2f}")
+    return lines
 
 
 def drift_lines(stats: dict[str, dict[str, float]]) -> list[str]:
@@ -104,21 +285,27 @@ def drift_lines(stats: dict[str, dict[str, float]]) -> list[str]:
     return lines
 
 
-def drift_plot(frame: pd.DataFrame, folder: str | Path, devices: int = 8) -> Path:
+def drift_plot(frame: pd.DataFrame, folder: str | Path, devices: int = 8,
+               model: pd.DataFrame | None = None) -> Path:
     """Each metric against cycle for the first ``devices`` devices: the values and
-    their running median over :data:`WINDOW` cycles."""
+    their running median over :data:`WINDOW` cycles; with ``model`` (a Monte Carlo
+    frame), its first device's record beside them."""
     from ..io import output_folder
     from ..plots import _save, plt
 
     rows = metric_rows(frame)
+    simulated = simulated_rows(model) if model is not None else {}
     fig, axes = plt.subplots(len(rows), 1, figsize=(8, 2.2 * len(rows)), sharex=True,
                              squeeze=False)
     for ax, (m, r) in zip(axes[:, 0], rows.items(), strict=True):
-        for k, (name, dev) in enumerate(r.groupby("device", sort=False)):
-            if k >= devices:
-                break
+        groups = list(r.groupby("device", sort=False))[:devices]
+        if m in simulated:
+            first = simulated[m][simulated[m]["device"] == simulated[m]["device"].iloc[0]]
+            groups.append(("model", first))
+        for name, dev in groups:
             dev = dev.sort_values("cycle")
-            line = ax.plot(dev["cycle"], dev["value"], ".", ms=2, alpha=0.4)[0]
+            style = {"color": "0.45"} if name == "model" else {}
+            line = ax.plot(dev["cycle"], dev["value"], ".", ms=2, alpha=0.4, **style)[0]
             med = dev["value"].rolling(WINDOW, center=True, min_periods=WINDOW // 2).median()
             ax.plot(dev["cycle"], med, "-", color=line.get_color(), lw=1.2, label=str(name))
         if m in LOG_METRICS:

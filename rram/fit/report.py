@@ -108,3 +108,29 @@ def overlay_plot(loop: MeasuredLoop, current: np.ndarray, path: str | Path, titl
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path)
+
+
+def overlay_cdfs(fit, folder: str | Path) -> list[Path]:
+    """Probit CDFs of data and model, one panel per metric, of a
+    :class:`rram.fit.variation.VariationFit`."""
+    from scipy.stats import norm
+
+    from ..plots import _save, plt
+    from .target import LOG_METRICS
+
+    metrics = fit.target.metrics
+    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.6))
+    for ax, m in zip(np.atleast_1d(axes), metrics, strict=True):
+        for label, x, style in (("measured", fit.target.values[m], "."),
+                                ("model", fit.model_frame[m].to_numpy(float), "-")):
+            x = np.sort(x[np.isfinite(x)])
+            q = norm.ppf((np.arange(1, x.size + 1) - 0.5) / x.size)
+            ax.plot(x, q, style, ms=2, label=label)
+        if m in LOG_METRICS:
+            ax.set_xscale("log")
+        ax.set(xlabel=m, ylabel="standard normal quantile")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    from ..io import output_folder
+
+    return [_save(fig, output_folder(folder) / "variation_cdfs.png")]

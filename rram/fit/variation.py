@@ -235,7 +235,8 @@ class VariationFit:
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
         for v in self.spec.variations:
             lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
-                         f"  shift {v.shift:+.4g}")
+                         f"  shift {v.shift:+.4g}" + (f"  slow {100 * v.slow:.0f} % over "
+                                                     f"{v.memory:.0f} cycles" if v.slow else ""))
         return "\n".join(lines)
 
     def failed_sets(self) -> float:
@@ -464,9 +465,11 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
 
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
-              holdout: dict | None = None, drift: dict | None = None) -> Path:
+              holdout: dict | None = None, drift: dict | None = None,
+              model_drift: dict | None = None) -> Path:
     """The fitted spec with its provenance, fit figures, (``holdout``) the errors on
-    held-out data and (``drift``) the training data's :func:`rram.fit.drift.drift_stats`."""
+    held-out data, (``drift``) the data's :func:`rram.fit.drift.drift_stats` and
+    (``model_drift``) those of a simulated record of the spec."""
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
@@ -481,37 +484,14 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout
-    if drift is not None:  # JSON has no NaN: an undefined figure is null
-        data["drift"] = {m: {k: None if isinstance(v, float) and not math.isfinite(v) else v
-                             for k, v in s.items()} for m, s in drift.items()}
+    for key, stats in (("drift", drift), ("model_drift", model_drift)):
+        if stats is not None:  # JSON has no NaN: an undefined figure is null
+            data[key] = {m: {k: None if isinstance(v, float) and not math.isfinite(v) else v
+                             for k, v in s.items()} for m, s in stats.items()}
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
-def overlay_cdfs(fit: VariationFit, folder: str | Path) -> list[Path]:
-    """Probit CDFs of data and model, one panel per metric."""
-    from scipy.stats import norm
-
-    from ..plots import _save, plt
-
-    metrics = fit.target.metrics
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.6))
-    for ax, m in zip(np.atleast_1d(axes), metrics, strict=True):
-        for label, x, style in (("measured", fit.target.values[m], "."),
-                                ("model", fit.model_frame[m].to_numpy(float), "-")):
-            x = np.sort(x[np.isfinite(x)])
-            q = norm.ppf((np.arange(1, x.size + 1) - 0.5) / x.size)
-            ax.plot(x, q, style, ms=2, label=label)
-        if m in LOG_METRICS:
-            ax.set_xscale("log")
-        ax.set(xlabel=m, ylabel="standard normal quantile")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    from ..io import output_folder
-
-    return [_save(fig, output_folder(folder) / "variation_cdfs.png")]
-
-
 __all__ = ["CANDIDATES", "DISTRIBUTION", "LOG_METRICS", "METRICS", "NESTED_DESIGN", "Target",
-           "VariationFit", "choose_carriers", "fit_variation", "model_stats", "overlay_cdfs",
+           "VariationFit", "choose_carriers", "fit_variation", "model_stats",
            "protocol_of", "resolution", "robust_sigma", "save_spec", "sigma_key",
            "simulate_metrics", "spec_from", "stats_of", "target_of"]

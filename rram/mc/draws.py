@@ -5,6 +5,12 @@ event))``: device-to-device values from ``(device, 0, 0)``, cycle-to-cycle value
 SET from ``(device, cycle + 1, 1)`` and of a RESET from ``(device, cycle + 1, 2)``.  A
 sample therefore depends only on the seed and its own indices, never on chunking, worker
 count or engine, and any device or cycle can be redrawn alone.
+
+The slow parts of C2C entries (``slow``, ``memory``: :mod:`rram.variation`) follow one
+AR(1) path per device and entry whose innovation at cycle k comes from
+``(device, k + 1, 3)``: the path at cycle k depends on the device's cycles 0..k only,
+so it too is the same for any chunking (:func:`slow_paths` computes it for all cycles at
+once; a single cycle alone costs k draws).
 """
 
 from __future__ import annotations
@@ -19,9 +25,11 @@ from ..errors import InputError
 from ..variation import Variation, VariationSpec
 
 _BY_NAME = {p.name: p for p in PARAMETERS}
-EVENTS = {"d2d": 0, "set": 1, "reset": 2}
+EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3}
 #: Redraws before a truncated distribution gives up (a spec whose σ dwarfs the range).
 MAX_REDRAWS = 1000
+#: Redraws of the fast part of an entry with a slow part before it is held at its bound.
+SLOW_REDRAWS = 100
 
 
 def _stream(seed: int, device: int, cycle: int, event: str) -> np.random.Generator:
@@ -109,31 +117,65 @@ def _generators(seed: int, devices: Sequence[int], cycle: int, event: str):
         yield rng
 
 
-def _apply(v: Variation, base: float, z: float) -> float:
+def _apply(v: Variation, base: float, z: float, u: float = 0.0) -> float:
+    """The value of ``v`` at its fast normal ``z`` and slow-path value ``u``."""
+    if v.slow:
+        z = math.sqrt(1.0 - v.slow) * z + math.sqrt(v.slow) * u
     if v.distribution == "lognormal":
         return base * math.exp(v.shift + v.sigma * z)
     return base + v.shift + v.sigma * z
 
 
-def _truncated(v: Variation, base: float, rng: np.random.Generator) -> float:
+def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0.0) -> float:
+    """A draw of ``v`` within the parameter's range (the fast part redrawn; ``u``, the
+    slow path, is the device's: where it has wandered beyond the reach of the fast part,
+    the parameter is held at the bound of its range)."""
     p = _BY_NAME[v.parameter]
-    for _ in range(MAX_REDRAWS):
-        value = _apply(v, base, float(rng.standard_normal()))
+    for _ in range(SLOW_REDRAWS if v.slow else MAX_REDRAWS):
+        value = _apply(v, base, float(rng.standard_normal()), u)
         if p.lower <= value <= p.upper:
             return value
+    if v.slow:
+        return min(max(value, p.lower), p.upper)
     raise InputError(f"variation of {v.parameter}: σ = {v.sigma:g} cannot be drawn within "
                      f"[{p.lower:g}, {p.upper:g}] around {base:g}")
 
 
+def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: int
+               ) -> np.ndarray:
+    """The slow paths u (devices × cycles × C2C entries, in :meth:`VariationSpec.of_kind`
+    order; 0 for an entry without a slow part): u_0 standard normal, then
+    u_k = φ·u_(k−1) + √(1 − φ²)·η_k, so every u_k is standard normal."""
+    _check_seed(seed)
+    c2c = spec.of_kind("c2c")
+    out = np.zeros((len(devices), int(cycles), len(c2c)))
+    slow = [k for k, v in enumerate(c2c) if v.slow]
+    if not slow or not cycles:
+        return out
+    phi = np.array([c2c[k].phi for k in slow])
+    eta = np.empty((len(devices), len(slow)))
+    for cycle in range(int(cycles)):
+        for i, rng in enumerate(_generators(seed, devices, cycle, "slow")):
+            eta[i] = rng.standard_normal(len(slow))
+        out[:, cycle, slow] = eta if cycle == 0 else \
+            phi * out[:, cycle - 1, slow] + np.sqrt(1.0 - phi**2) * eta
+    return out
+
+
 def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
-               devices: Sequence[int], cycle: int, event: str) -> None:
+               devices: Sequence[int], cycle: int, event: str,
+               slow: np.ndarray | None = None) -> None:
     """Apply the variations ``vs`` (one per parameter, in order) to ``out`` in place: the
     same values as :func:`_truncated` one device and one variation at a time, computed
     for all devices at once from their first ``len(vs)`` normals; a device with a draw
-    outside its range is redrawn one at a time from its own stream."""
+    outside its range is redrawn one at a time from its own stream.  ``slow``: the
+    devices' slow-path values of ``vs`` (devices × len(vs)), if any has a slow part."""
     z = np.empty((len(devices), len(vs)))
     for i, rng in enumerate(_generators(seed, devices, cycle, event)):
         z[i] = rng.standard_normal(len(vs))
+    if slow is not None:
+        share = np.array([v.slow for v in vs])
+        z = np.sqrt(1.0 - share) * z + np.sqrt(share) * slow
     redraw = np.zeros(len(devices), bool)
     drawn = []
     for k, v in enumerate(vs):
@@ -149,8 +191,9 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
         out[v.parameter][~redraw] = value[~redraw]
     for i in np.flatnonzero(redraw):
         rng = _stream(seed, devices[i], cycle, event)
-        for v in vs:
-            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng)
+        for k, v in enumerate(vs):
+            u = 0.0 if slow is None else float(slow[i, k])
+            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng, u)
 
 
 def _check_seed(seed: int) -> None:
@@ -171,15 +214,19 @@ def draw_d2d(spec: VariationSpec, base: dict[str, float], seed: int,
 
 
 def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequence[int],
-         cycle: int, event: str, d2d: dict[str, np.ndarray] | None = None
-         ) -> dict[str, np.ndarray]:
+         cycle: int, event: str, d2d: dict[str, np.ndarray] | None = None,
+         slow: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Parameter values in effect for ``devices`` during ``event`` (``set``/``reset``) of
     ``cycle``: the base value with the device's D2D draw, then the event's C2C draw.
-    ``d2d``: the devices' :func:`draw_d2d` values, if already drawn."""
+    ``d2d``: the devices' :func:`draw_d2d` values, if already drawn; ``slow``: their
+    :func:`slow_paths` at ``cycle`` (devices × C2C entries), if already computed."""
     _check_seed(seed)
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     c2c = spec.of_kind("c2c")
+    if any(v.slow for v in c2c) and slow is None:
+        slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
     if c2c:
-        _apply_all(c2c, out, seed, devices, cycle, event)
+        _apply_all(c2c, out, seed, devices, cycle, event,
+                   slow if any(v.slow for v in c2c) else None)
     return out

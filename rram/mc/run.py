@@ -28,7 +28,7 @@ from ..model import MODEL
 from ..params import Card
 from ..status import Status
 from ..variation import HELD, VariationSpec, default_variation
-from .draws import draw, draw_d2d
+from .draws import draw, draw_d2d, slow_paths
 
 ENGINES = ("python", "ngspice", "veriloga")
 CIRCUITS = ("compliance", "1t1r", "resistor")
@@ -186,13 +186,15 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     r_before = None  # resistance before each device's SET (the switching rule)
     table: dict[str, list] = {c: [] for c in mc.columns}
     previous = d2d
+    paths = slow_paths(mc.spec, mc.seed, devices, mc.cycles)  # the drift of slow C2C parts
     for cycle in range(mc.cycles):
         out: dict[str, np.ndarray] = {
             "v_set_V": np.full(n, np.nan), "v_reset_V": np.full(n, np.nan),
             "r_lrs_ohm": np.full(n, np.nan), "r_hrs_ohm": np.full(n, np.nan),
             "i_peak_A": np.full(n, np.nan)}
         for event in ("set", "reset"):
-            values = draw(mc.spec, base.values, mc.seed, devices, cycle, event, d2d)
+            values = draw(mc.spec, base.values, mc.seed, devices, cycle, event, d2d,
+                          paths[:, cycle])
             # parameters the other operation draws are held from the previous one (the
             # first SET's from the formed device)
             values.update({p: previous[p] for p in values if HELD.get(p, event) != event})
