@@ -119,8 +119,8 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
     out = tmp_path / "v.json"
     run = CliRunner().invoke(main, [
         "fit-variation", str(TUD_DIST), "--card", str(TUD_CARD), "--devices", "20",
-        "--cycles", "1", "--rounds", "1", "--polish", "0", "--holdout", "0.1", "--out",
-        str(out)])
+        "--cycles", "1", "--rounds", "1", "--polish", "0", "--holdout", "0.1", "--no-memory",
+        "--out", str(out)])
     assert run.exit_code == 0, run.output
     hold = json.loads(out.read_text())["holdout"]
     rows = {(r["data"], r["metric"]): r for r in hold["errors"]}
