@@ -87,6 +87,7 @@ def _files() -> dict[str, str | bytes]:
         "huge_iv.csv": _sweeps_csv("set_IV_101cyc", scale=1e30),
         "dist.csv": _distribution(),
         "flat.csv": _distribution(v_reset="1.0"),
+        "twice.csv": _distribution() + _distribution().splitlines()[1] + "\n",
         "half_cycle.csv": _distribution(cycle="0.5"),
         "garbage_cycle.csv": _distribution(cycle="garbage"),
         "no_stages.json": json.dumps({"stages": []}),
@@ -189,6 +190,7 @@ CASES = [
                                   "m.parquet"]),
     # 6. a measured spread of zero
     ("fit-variation-zero-spread", ["fit-variation", "flat.csv", "--out", "o.json"]),
+    ("fit-variation-row-twice", ["fit-variation", "twice.csv", "--out", "o.json"]),
     # 7. a recipe with no stages
     ("fit-no-stages", ["fit", "iv.csv", "reset.csv", "--recipe", "no_stages.json", "--out",
                        "o.json"]),

@@ -77,6 +77,10 @@ def test_distribution_loader_checks_states_and_values(tmp_path):
     bad = write(tmp_path, "device,cycle,state,resistance_ohm\nA,1,ON,1000\n", "b.csv")
     with pytest.raises(InputError, match="line 2: state 'ON'"):
         load_distribution(bad)
+    twice = write(tmp_path, "device,cycle,state,resistance_ohm\nA,1,LRS,1000\nA,1,HRS,1e5\n"
+                  "A,1,lrs,900\n", "t.csv")
+    with pytest.raises(InputError, match="line 4: device 'A', cycle 1, LRS is given twice"):
+        load_distribution(twice)
     missing = write(tmp_path, "device,cycle,resistance_ohm\nA,1,1000\n", "m.csv")
     with pytest.raises(InputError, match="missing column"):
         load_distribution(missing)

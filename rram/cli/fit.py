@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 
@@ -170,9 +169,24 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     in the proportion of the data's between- and within-device variance; with --nested
     (many devices, many cycles each) the two are fitted apart."""
     from ..fit.data import load_distribution, sha256_of
-    from ..fit.drift import drift_lines, drift_plot, drift_stats
+    from ..fit.drift import (
+        drift_lines,
+        drift_plot,
+        drift_stats,
+        match_slow_shares,
+        memory_lines,
+        record_drift,
+        simulated_record,
+        slow_parts,
+    )
     from ..fit.report import overlay_cdfs
-    from ..fit.variation import fit_variation, save_spec, target_of
+    from ..fit.variation import (
+        choose_carriers,
+        fit_variation,
+        protocol_of,
+        save_spec,
+        target_of,
+    )
 
     parsed = {}
     for item in weights:
@@ -203,26 +217,25 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
                    err=True)
     drift = drift_stats(measured)
     click.echo("\n".join(drift_lines(drift)), err=True)
+    protocol = protocol_of(card)
+    carriers = choose_carriers(target, card, protocol, seed,
+                               log=lambda s: click.echo(s, err=True))
+    slow: dict = {}
+    if memory and any(s["drifts"] for s in drift.values()):
+        # from the training cycles only: the held-out ones stay unseen
+        slow = slow_parts(carriers, frame)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
-                           log=lambda s: click.echo(s, err=True))
+                           log=lambda s: click.echo(s, err=True), protocol=protocol,
+                           carriers=carriers, slow=slow)
     model_drift = model_record = None
-    if memory and any(s["drifts"] for s in drift.values()):
-        from ..fit.drift import (
-            match_slow_shares,
-            memory_lines,
-            record_drift,
-            simulated_record,
-            with_memory,
-        )
-
-        spec, _ = with_memory(result.spec, result.carriers, frame)
+    if slow:
         record = int(measured.groupby("device")["cycle"].nunique().median())
-        spec = match_slow_shares(card, spec, result.carriers, drift, result.protocol, record,
-                                 seed)
-        model_record = simulated_record(card, spec, result.protocol, record, seed)
+        spec = match_slow_shares(card, result.spec, carriers, drift_stats(frame), protocol,
+                                 record, seed)
+        model_record = simulated_record(card, spec, protocol, record, seed)
         model_drift = record_drift(model_record)
-        result = dataclasses.replace(result, spec=spec)
+        result = result.with_spec(spec, card)
         parts = {v.parameter: (v.slow, v.memory) for v in spec.of_kind("c2c")}
         click.echo("\n".join(memory_lines(parts, drift, model_drift)), err=True)
     validation, lines = None, []

@@ -267,6 +267,12 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{path}, line {k + 2}: state {frame['state'].iloc[k]!r} "
                          f"(valid: {', '.join(STATES)})")
     out["state"] = state
+    twice = out.duplicated(["device", "cycle", "state"]).to_numpy()
+    if twice.any():
+        k = int(np.argmax(twice))
+        raise InputError(f"{path}, line {k + 2}: device {out['device'].iloc[k]!r}, cycle "
+                         f"{out['cycle'].iloc[k]}, {state.iloc[k]} is given twice (one "
+                         "row per device, cycle and state)")
     r = numeric_column(frame, "resistance_ohm", path)
     if np.any(r <= 0):
         k = int(np.argmax(r <= 0))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,7 @@ def _lag1(rows: pd.DataFrame, log: bool) -> float:
         pair = (np.diff(c) == 1) & np.isfinite(x[:-1]) & np.isfinite(x[1:])
         now.append(x[:-1][pair])
         later.append(x[1:][pair])
-    a, b = np.concatenate(now), np.concatenate(later)
+    a, b = np.concatenate([[], *now]), np.concatenate([[], *later])
     return float(spearmanr(a, b).statistic) if a.size >= 10 else math.nan
 
 
@@ -64,7 +65,7 @@ def _halves(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         half = len(dev) // 2
         early.append(dev["value"].to_numpy(float)[:half])
         late.append(dev["value"].to_numpy(float)[half:])
-    return np.concatenate(early), np.concatenate(late)
+    return np.concatenate([[], *early]), np.concatenate([[], *late])
 
 
 def simulated_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -84,6 +85,8 @@ def drift_stats(frame: pd.DataFrame | dict[str, pd.DataFrame]) -> dict[str, dict
     out = {}
     rows_of = frame if isinstance(frame, dict) else metric_rows(frame)
     for m, rows in rows_of.items():
+        if not len(rows):
+            continue
         n = int(np.isfinite(rows["value"]).sum())
         rho = _lag1(rows, m in LOG_METRICS)
         early, late = _halves(rows)
@@ -119,7 +122,7 @@ def autocorrelation(rows: pd.DataFrame, log: bool, lags: int) -> np.ndarray:
             ok = np.isfinite(later)
             a.append(s.to_numpy()[ok])
             b.append(later[ok])
-        a, b = np.concatenate(a), np.concatenate(b)
+        a, b = np.concatenate([[], *a]), np.concatenate([[], *b])
         if a.size >= 10:
             out[lag - 1] = float(np.corrcoef(a, b)[0, 1])
     return out
@@ -131,42 +134,66 @@ def slow_part(rows: pd.DataFrame, log: bool) -> tuple[float, float]:
     fitted to its :func:`autocorrelation` at lags spaced evenly in log over 1..L (L a
     fifth of the median device record of N cycles, at most 100).  Each device's median is
     taken out first, and with it part of the slow variance: the fit is to the expected
-    estimate (ρ(ℓ) − B)/(1 − B), B = slow·(1 + φ)/((1 − φ)·N) (the variance of a record's
-    mean).  (0, 0) when lag 1 is below 0.1."""
+    estimate (ρ(ℓ) − B)/(1 − B), B = slow/N·(1 + 2·Σₖ(1 − k/N)·φᵏ) (the variance of a
+    record's mean).  (0, 0) when lag 1 is below 0.1 or a record is under 10 cycles."""
     from scipy.optimize import least_squares
 
-    n = float(rows[np.isfinite(rows["value"])].groupby("device")["cycle"].count().median())
+    finite = rows[np.isfinite(rows["value"])]
+    n = float(finite.groupby("device")["cycle"].count().median()) if len(finite) else 0.0
+    if n < 10:
+        return 0.0, 0.0
     rho = autocorrelation(rows, log, int(min(100, max(n // 5, 3))))
     if not rho[0] >= 0.1:
         return 0.0, 0.0
     lag = np.unique(np.geomspace(1, rho.size, 12).round().astype(int))
     lag = lag[np.isfinite(rho[lag - 1])]
 
+    k = np.arange(1, int(n))
+
     def expected(p: np.ndarray) -> np.ndarray:
         share, phi = p[0], math.exp(-1.0 / p[1])
-        bias = min(share * (1 + phi) / ((1 - phi) * n), 0.99)
-        return (share * phi ** lag - bias) / (1 - bias)
+        # the variance of a record's mean, exact for N values (at most the slow variance)
+        bias = share / n * (1 + 2 * np.sum((1 - k / n) * phi ** k))
+        return (share * phi ** lag - bias) / max(1 - bias, 1e-6)
 
     fit = least_squares(lambda p: expected(p) - rho[lag - 1], x0=[min(rho[0], 0.99), 20.0],
                         bounds=([0.0, 1.0], [1.0, MAX_MEMORY]), x_scale=[0.1, 10.0])
     return float(fit.x[0]), float(fit.x[1])
 
 
-def with_memory(spec: VariationSpec, carriers: dict[str, str],
-                frame: pd.DataFrame) -> tuple[VariationSpec, dict[str, tuple[float, float]]]:
-    """``spec`` with each C2C carrier's slow part (:func:`slow_part`) from the record of
-    the metric it carries (``carriers``: metric -> parameter), and those (slow, memory)
-    per parameter.  Only the split of each C2C variance changes, not its size: the
-    distributions over devices and cycles stay those the spec was fitted to."""
+#: Slow shares a fit gives: below the smallest, none; at most the largest, so the fast
+#: part can still redraw a value its range truncates (``rram.mc.draws``).
+MIN_SHARE, MAX_SHARE = 0.01, 0.95
+
+
+def slow_parts(carriers: dict[str, str], frame: pd.DataFrame
+               ) -> dict[str, tuple[float, float]]:
+    """(slow share, memory) of each carrier (``carriers``: metric -> parameter) from the
+    record of the metric it carries (:func:`slow_part`), the share at most
+    :data:`MAX_SHARE`; a carrier whose share is below :data:`MIN_SHARE` has none."""
     rows = metric_rows(frame)
-    parts = {p: slow_part(rows[m], m in LOG_METRICS) for m, p in carriers.items()
-             if m in rows}
+    out = {}
+    for m, p in carriers.items():
+        if m in rows:
+            share, memory = slow_part(rows[m], m in LOG_METRICS)
+            if share >= MIN_SHARE:
+                out[p] = (round(min(share, MAX_SHARE), 4), round(memory, 1))
+    return out
+
+
+def with_slow(spec: VariationSpec, parts: dict[str, tuple[float, float]]) -> VariationSpec:
+    """``spec`` with the C2C entries of the parameters in ``parts`` given those (slow
+    share, memory); a share below :data:`MIN_SHARE` takes the slow part away.  Only the
+    split of each C2C variance changes, not its size."""
     out = []
     for v in spec.variations:
-        slow, memory = parts.get(v.parameter, (0.0, 0.0)) if v.kind == "c2c" else (0.0, 0.0)
-        out.append(dataclasses.replace(v, slow=round(slow, 4), memory=round(memory, 1))
-                   if slow > 0 else v)
-    return VariationSpec(tuple(out)), parts
+        if v.kind == "c2c" and v.parameter in parts:
+            share, memory = parts[v.parameter]
+            share = min(max(share, 0.0), MAX_SHARE)
+            v = dataclasses.replace(v, slow=round(share, 4), memory=memory) \
+                if share >= MIN_SHARE else dataclasses.replace(v, slow=0.0, memory=0.0)
+        out.append(v)
+    return VariationSpec(tuple(out))
 
 
 #: Devices of the simulated record :func:`model_drift_stats` measures.
@@ -184,15 +211,20 @@ def simulated_record(card, spec: VariationSpec, protocol, cycles: int, seed: int
 
 
 def record_drift(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """:func:`drift_stats` of each simulated device's record, the median over devices."""
-    # one device at a time, as a measured record is: pooled, devices that drift apart
-    # would hide each other's drift
+    """:func:`drift_stats` of a simulated record: the lag-1 correlation pooled over
+    devices, the halves' KS distance the median over devices."""
+    # The lag-1 correlation pooled over devices, as a measured table's; the halves one
+    # device at a time, as a measured record is: pooled, devices that drift apart would
+    # hide each other's drift
+    pooled = drift_stats(simulated_rows(frame))
     per_device = [drift_stats(simulated_rows(dev)) for _, dev in frame.groupby("device")]
-    return {m: {"n": sum(d[m]["n"] for d in per_device),
-                **{k: float(np.nanmedian([d[m][k] for d in per_device]))
-                   for k in ("lag1", "n_effective", "ks_halves", "ks_bound")},
-                "drifts": bool(np.median([d[m]["drifts"] for d in per_device]) >= 0.5)}
-            for m in per_device[0]}
+    with warnings.catch_warnings():  # a record too short for halves: NaN, said so
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return {m: {**pooled[m],
+                    **{k: float(np.nanmedian([d[m][k] for d in per_device]))
+                       for k in ("ks_halves", "ks_bound")},
+                    "drifts": bool(np.median([d[m]["drifts"] for d in per_device]) >= 0.5)}
+                for m in pooled}
 
 
 def model_drift_stats(card, spec: VariationSpec, protocol, cycles: int, seed: int
@@ -200,14 +232,15 @@ def model_drift_stats(card, spec: VariationSpec, protocol, cycles: int, seed: in
     return record_drift(simulated_record(card, spec, protocol, cycles, seed))
 
 
-#: Regula falsi steps of :func:`match_slow_shares`.
-SHARE_STEPS = 5
+#: Regula falsi steps of :func:`match_slow_shares`, and the smallest lag-1 correlation
+#: (data or model) it matches: below, a carrier gets no slow part.
+SHARE_STEPS, RHO_MIN = 5, 0.05
 
 
 def _with_shares(spec: VariationSpec, shares: dict[str, float]) -> VariationSpec:
-    return VariationSpec(tuple(
-        dataclasses.replace(v, slow=round(shares[v.parameter], 4))
-        if v.slow and v.parameter in shares else v for v in spec.variations))
+    """``spec`` with new slow shares, each entry keeping its memory."""
+    memory = {v.parameter: v.memory for v in spec.of_kind("c2c")}
+    return with_slow(spec, {p: (s, memory[p]) for p, s in shares.items() if p in memory})
 
 
 def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data: dict,
@@ -221,24 +254,27 @@ def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data:
     measured record's length (a slow part's share of a record's variance grows with
     its length)."""
     served = {p: m for m, p in carriers.items() if m in data and any(
-        v.parameter == p and v.slow for v in spec.variations)}
+        v.parameter == p and v.slow for v in spec.variations)
+        and data[m]["lag1"] > RHO_MIN}
+    spec = _with_shares(spec, {p: 0.0 for m, p in carriers.items() if p not in served})
     if not served:
         return spec
     target = {p: data[m]["lag1"] for p, m in served.items()}
-    top = _with_shares(spec, {p: 1.0 for p in served})
+    top = _with_shares(spec, {p: MAX_SHARE for p in served})
     rho = model_drift_stats(card, top, protocol, cycles, seed)
-    # brackets (share, lag-1 minus the target): below at share 0, above at share 1
+    served = {p: m for p, m in served.items() if rho[m]["lag1"] > RHO_MIN}
+    # brackets (share, lag-1 minus the target): below at share 0, above at the largest
     lo = {p: [0.0, -target[p]] for p in served}
-    hi = {p: [1.0, rho[m]["lag1"] - target[p]] for p, m in served.items()}
+    hi = {p: [MAX_SHARE, rho[m]["lag1"] - target[p]] for p, m in served.items()}
     last = dict.fromkeys(served, "")
-    shares = {p: 1.0 for p in served}
+    shares = {p: MAX_SHARE for p in served}
     for _ in range(SHARE_STEPS):
         for p in served:
             (s0, f0), (s1, f1) = lo[p], hi[p]
-            shares[p] = 1.0 if f1 <= 0 else s0 - f0 * (s1 - s0) / (f1 - f0)
+            shares[p] = MAX_SHARE if f1 <= 0 else s0 - f0 * (s1 - s0) / (f1 - f0)
         rho = model_drift_stats(card, _with_shares(spec, shares), protocol, cycles, seed)
         for p, m in served.items():
-            if shares[p] >= 1.0:
+            if shares[p] >= MAX_SHARE or not math.isfinite(rho[m]["lag1"]):
                 continue
             side = "lo" if rho[m]["lag1"] < target[p] else "hi"
             kept = hi if side == "lo" else lo

@@ -49,7 +49,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import lmfit
@@ -65,6 +65,7 @@ from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
 from ..params import Card
 from ..variation import Variation, VariationSpec
+from .drift import with_slow
 from .target import (
     LOG_METRICS,
     METRICS,
@@ -166,10 +167,11 @@ def sigma_key(p: str, kind: str) -> str:
     return f"sigma_{kind}_{p}" if kind else f"sigma_{p}"
 
 
-def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
-              ) -> VariationSpec:
+def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str],
+              slow: Mapping[str, tuple[float, float]] | None = None) -> VariationSpec:
     """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values (nested:
-    ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry)."""
+    ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry); ``slow``: the
+    (share, memory) of the C2C entries' slow parts (:func:`rram.fit.drift.with_slow`)."""
     out = []
     for metric, p in carriers.items():
         dist = DISTRIBUTION[p]
@@ -188,7 +190,7 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
             shift = 0.0
         out.append(Variation(p, "c2c", dist, sigma * math.sqrt(c2c),
                              f"fitted: spread from cycle to cycle ({metric})", shift))
-    return VariationSpec(tuple(out))
+    return with_slow(VariationSpec(tuple(out)), dict(slow or {}))
 
 
 @dataclass
@@ -202,6 +204,15 @@ class VariationFit:
     nfev: int
     protocol: Protocol
     carriers: dict[str, str]
+    #: the Monte Carlo design of the fit's evaluations: devices, cycles, seed
+    design: tuple[int, int, int] = (200, 3, 1)
+
+    def with_spec(self, spec: VariationSpec, card: Card) -> VariationFit:
+        """This fit reporting ``spec`` instead (e.g. with slow parts): simulated again
+        with the fit's design and seed."""
+        frame = simulate_metrics(card, spec, self.protocol, *self.design)
+        return replace(self, spec=spec, model_frame=frame,
+                       model_stats=model_stats(frame, self.target))
 
     def report(self) -> str:
         lines = [f"{'metric':10s} {'data median':>12s} {'model':>10s} {'data spread':>12s} "
@@ -268,15 +279,18 @@ class _Evaluator:
 
     def __init__(self, target: Target, carriers: dict[str, str], card: Card,
                  protocol: Protocol, devices: int, cycles: int, seed: int,
-                 log: Callable[[str], None] | None):
+                 log: Callable[[str], None] | None,
+                 slow: Mapping[str, tuple[float, float]] | None = None):
         self.target, self.carriers, self.card, self.protocol = target, carriers, card, protocol
         self.devices, self.cycles, self.seed, self.log = devices, cycles, seed, log
+        self.slow = dict(slow or {})
         self.data = target.stats()
         self.count = 0
         self.best: tuple[float, dict[str, float]] | None = None
 
     def stats(self, values: dict[str, float]) -> dict:
-        frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers),
+        frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers,
+                                                      self.slow),
                                  self.protocol, self.devices, self.cycles, self.seed)
         self.count += 1
         model = model_stats(frame, self.target)
@@ -416,22 +430,26 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
                   cycles: int | None = None, seed: int = 1, rounds: int = 8,
                   polish_nfev: int = 10, protocol: Protocol | None = None,
                   start_sigma: Mapping[str, float] | None = None,
-                  log: Callable[[str], None] | None = None) -> VariationFit:
+                  log: Callable[[str], None] | None = None,
+                  carriers: dict[str, str] | None = None,
+                  slow: Mapping[str, tuple[float, float]] | None = None) -> VariationFit:
     """Moment matching (:func:`_moment_match`, ``rounds`` steps), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
     values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
     :func:`rram.fit.cycles.scatter_sigmas`; nested, that σ starts both kinds and
     ``"<carrier>.d2d"``/``"<carrier>.c2c"`` start one) replaces the generic starting
     spreads.  Each evaluation simulates ``devices`` × ``cycles`` (default 200 × 3;
-    nested, :data:`NESTED_DESIGN`)."""
+    nested, :data:`NESTED_DESIGN`).  ``carriers`` (metric -> parameter): as chosen
+    already by :func:`choose_carriers`; ``slow``: the slow parts of their C2C entries
+    (parameter -> (share, memory)), held while the spreads are fitted."""
     t0 = time.perf_counter()
     default = NESTED_DESIGN if target.design else (200, 3)
     devices, cycles = devices or default[0], cycles or default[1]
     if target.design and cycles < 2:
         raise InputError(f"cycles {cycles}: a nested fit simulates >= 2 cycles per device")
     protocol = protocol or protocol_of(card)
-    carriers = choose_carriers(target, card, protocol, seed, log=log)
-    ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log)
+    carriers = carriers or choose_carriers(target, card, protocol, seed, log=log)
+    ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log, slow)
     values = {}
     start = dict(start_sigma or {})
     for p in carriers.values():
@@ -457,11 +475,11 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
 
         lmfit.Minimizer(residual, params).least_squares(diff_step=0.05, x_scale="jac")
     assert ev.best is not None
-    spec = spec_from(ev.best[1], target, carriers)
+    spec = spec_from(ev.best[1], target, carriers, slow)
     frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
     model = model_stats(frame, target)
     return VariationFit(spec, target, ev.data, model, frame, time.perf_counter() - t0,
-                        ev.count, protocol, carriers)
+                        ev.count, protocol, carriers, (devices, cycles, seed))
 
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
