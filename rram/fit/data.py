@@ -267,12 +267,6 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{path}, line {k + 2}: state {frame['state'].iloc[k]!r} "
                          f"(valid: {', '.join(STATES)})")
     out["state"] = state
-    twice = out.duplicated(["device", "cycle", "state"]).to_numpy()
-    if twice.any():
-        k = int(np.argmax(twice))
-        raise InputError(f"{path}, line {k + 2}: device {out['device'].iloc[k]!r}, cycle "
-                         f"{out['cycle'].iloc[k]}, {state.iloc[k]} is given twice (one "
-                         "row per device, cycle and state)")
     r = numeric_column(frame, "resistance_ohm", path)
     if np.any(r <= 0):
         k = int(np.argmax(r <= 0))
@@ -283,6 +277,12 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
             x = numeric_column(frame, col, path, allow_missing=True)
             check_magnitude(x, col, path, "voltage", "V", MAX_VOLTAGE_V)
             out[col] = x
+    twice = out.duplicated(["device", "cycle", "state"]).to_numpy()
+    if twice.any():
+        k = int(np.argmax(twice))
+        raise InputError(f"{path}, line {k + 2}: device {out['device'].iloc[k]!r}, cycle "
+                         f"{out['cycle'].iloc[k]}, {out['state'].iloc[k]} is given twice (one "
+                         "row per device, cycle and state)")
     out = switching_of(out)
     out.attrs["source"] = str(path)
     return out
