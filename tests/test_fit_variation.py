@@ -327,3 +327,20 @@ def test_fit_variation_gives_a_drifting_record_its_slow_parts(tmp_path):
                                     "--out", str(tmp_path / "n.json")])
     saved = json.loads((tmp_path / "n.json").read_text())
     assert not any(v.get("slow") for v in saved["variations"]) and "model_drift" not in saved
+
+
+@pytest.mark.slow
+def test_the_committed_tud_spec_drifts_like_the_record():
+    """The committed spec's slow parts, run with another seed than the fit's: four
+    simulated devices of 1000 cycles have the measured lag-1 correlation of every metric
+    (within 0.1) and drift (their halves differ beyond the i.i.d. bound in R_LRS, R_HRS
+    and V_reset, as the record does)."""
+    from rram.fit.drift import drift_stats, record_drift, simulated_record
+
+    card, spec = load_card(TUD_CARD), load_variation(TUD_SPEC)
+    data = drift_stats(load_distribution(TUD_DIST))
+    model = record_drift(simulated_record(card, spec, protocol_of(card), 1000, seed=5))
+    for m in data:
+        assert abs(model[m]["lag1"] - data[m]["lag1"]) <= 0.1, (m, model[m], data[m])
+    for m in ("r_lrs_ohm", "r_hrs_ohm", "v_reset_V"):
+        assert model[m]["drifts"], (m, model[m])
