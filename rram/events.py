@@ -134,3 +134,11 @@ def switching_rule(v_set: np.ndarray, v_reset: np.ndarray, r_before: np.ndarray,
                                 if bad) for s, r_ in zip(did_set, did_reset, strict=True)],
                       dtype=object)
     return (np.where(did_set, v_set, np.nan), np.where(did_reset, v_reset, np.nan), reason)
+
+
+def did_not_switch(reason, operation: str = NO_SET) -> np.ndarray:
+    """Where a ``reason`` column (:func:`switching_rule`) names ``operation`` (``no_set``
+    or ``no_reset``): the operations that did not switch."""
+    reason = list(reason)
+    return np.fromiter((isinstance(r, str) and operation in r for r in reason), bool,
+                       len(reason))

@@ -231,8 +231,8 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     model_drift = model_record = None
     if slow:
         record = int(measured.groupby("device")["cycle"].nunique().median())
-        spec = match_slow_shares(card, result.spec, carriers, drift_stats(frame), protocol,
-                                 record, seed)
+        trained = drift if held is None else drift_stats(frame)
+        spec = match_slow_shares(card, result.spec, carriers, trained, protocol, record, seed)
         model_record = simulated_record(card, spec, protocol, record, seed)
         model_drift = record_drift(model_record)
         result = result.with_spec(spec, card)

@@ -299,8 +299,8 @@ def switching_of(frame: pd.DataFrame) -> pd.DataFrame:
     from ..events import switching_rule
 
     out = frame.copy()
-    cycles = out.pivot_table(index=["device", "cycle"], columns="state",
-                             values="resistance_ohm", aggfunc="first")
+    # one row per device, cycle and state (load_distribution refuses repeats)
+    cycles = out.set_index(["device", "cycle", "state"])["resistance_ohm"].unstack()
     lrs = cycles.get("LRS", pd.Series(np.nan, index=cycles.index))
     hrs = cycles.get("HRS", pd.Series(np.nan, index=cycles.index))
     key = pd.MultiIndex.from_arrays([out["device"], out["cycle"]])

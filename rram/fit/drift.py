@@ -41,19 +41,35 @@ KS_95 = 1.358
 WINDOW = 25
 
 
+def _device_series(rows: pd.DataFrame, value) -> list[pd.Series]:
+    """Each device's finite values as ``value(x)`` of them (an array of the same length),
+    indexed by cycle."""
+    out = []
+    for _, dev in rows.groupby("device", sort=False):
+        dev = dev[np.isfinite(dev["value"])]
+        if len(dev):
+            out.append(pd.Series(value(dev["value"].to_numpy(float)),
+                                 index=dev["cycle"].to_numpy(int)).sort_index())
+    return out
+
+
+def _lagged(series: list[pd.Series], lag: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of values ``lag`` cycles apart on the same device, pooled."""
+    now, later = [], []
+    for s in series:
+        after = s.reindex(s.index + lag).to_numpy()
+        ok = np.isfinite(after)
+        now.append(s.to_numpy()[ok])
+        later.append(after[ok])
+    return np.concatenate([[], *now]), np.concatenate([[], *later])
+
+
 def _lag1(rows: pd.DataFrame, log: bool) -> float:
     """Spearman correlation of consecutive cycles' values (``log``: of their logs)
     within each device."""
-    now, later = [], []
-    for _, dev in rows.groupby("device", sort=False):
-        dev = dev.sort_values("cycle")
-        x, c = dev["value"].to_numpy(float), dev["cycle"].to_numpy(int)
-        x = np.log(x) if log else x
-        x = x - np.nanmedian(x)  # within the device: D2D offsets are no serial correlation
-        pair = (np.diff(c) == 1) & np.isfinite(x[:-1]) & np.isfinite(x[1:])
-        now.append(x[:-1][pair])
-        later.append(x[1:][pair])
-    a, b = np.concatenate([[], *now]), np.concatenate([[], *later])
+    # less each device's median: D2D offsets are no serial correlation
+    series = _device_series(rows, lambda x: (y := np.log(x) if log else x) - np.median(y))
+    a, b = _lagged(series, 1)
     return float(spearmanr(a, b).statistic) if a.size >= 10 else math.nan
 
 
@@ -106,23 +122,12 @@ def autocorrelation(rows: pd.DataFrame, log: bool, lags: int) -> np.ndarray:
     ``1..lags`` cycles apart on the same device, pooled over devices."""
     from scipy.stats import norm, rankdata
 
-    series = []
-    for _, dev in rows.groupby("device", sort=False):
-        dev = dev[np.isfinite(dev["value"])]
-        if len(dev) < 3:
-            continue
-        x = np.log(dev["value"].to_numpy(float)) if log else dev["value"].to_numpy(float)
-        score = norm.ppf((rankdata(x) - 0.5) / len(x))
-        series.append(pd.Series(score, index=dev["cycle"].to_numpy(int)).sort_index())
+    series = [s for s in _device_series(
+        rows, lambda x: norm.ppf((rankdata(np.log(x) if log else x) - 0.5) / len(x)))
+        if len(s) >= 3]
     out = np.full(lags, np.nan)
     for lag in range(1, lags + 1):
-        a, b = [], []
-        for s in series:
-            later = s.reindex(s.index + lag).to_numpy()
-            ok = np.isfinite(later)
-            a.append(s.to_numpy()[ok])
-            b.append(later[ok])
-        a, b = np.concatenate([[], *a]), np.concatenate([[], *b])
+        a, b = _lagged(series, lag)
         if a.size >= 10:
             out[lag - 1] = float(np.corrcoef(a, b)[0, 1])
     return out
@@ -248,11 +253,11 @@ def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data:
     """``spec`` with each slow share set so that the simulated record's lag-1
     correlation of the metric its carrier serves is the data's.  A carrier makes only
     part of its metric's variance, and the metric's correlation is not linear in the
-    share, so each share is found by regula falsi (Illinois) on [0, 1] (lag-1 0 at share
-    0), all
-    carriers at once, :data:`SHARE_STEPS` simulated records of ``cycles`` cycles, the
-    measured record's length (a slow part's share of a record's variance grows with
-    its length)."""
+    share, so each share is found by regula falsi (Illinois) on [0, :data:`MAX_SHARE`]
+    (lag-1 0 at share 0), all carriers at once, :data:`SHARE_STEPS` simulated records of
+    ``cycles`` cycles, the measured record's length (a slow part's share of a record's
+    variance grows with its length).  A carrier whose metric (measured, or simulated at
+    the largest share) correlates below :data:`RHO_MIN` gets no slow part."""
     served = {p: m for m, p in carriers.items() if m in data and any(
         v.parameter == p and v.slow for v in spec.variations)
         and data[m]["lag1"] > RHO_MIN}
@@ -291,7 +296,6 @@ def memory_lines(parts: dict[str, tuple[float, float]], data: dict, model: dict
     lines = ["slow C2C parts: " + (", ".join(f"{p} {100 * s:.0f} % over {m:.0f} cycles"
                                              for p, (s, m) in parts.items() if s > 0)
                                    or "none (no serial correlation)")]
-
     lines.append(f"drift, data | model (median of {MODEL_DEVICES} devices of "
                  f"{next(iter(model.values()))['n'] // MODEL_DEVICES} cycles): "
                  "lag-1 ρ, KS halves")

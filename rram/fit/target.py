@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..checks import is_number
 from ..errors import InputError
-from ..events import NO_SET
+from ..events import did_not_switch
 from .nested import check_design, nested_stats
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
@@ -210,7 +210,7 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     values = {m: r["value"].to_numpy(float) for m, r in rows.items()}
     devices = {m: r["device"].to_numpy() for m, r in rows.items()}
     design = check_design(frame) if nested else None
-    failed = (lrs["reason"].astype(str).str.contains(NO_SET).mean()
+    failed = (did_not_switch(lrs["reason"]).mean()
               if "reason" in lrs.columns and len(lrs) else math.nan)
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
                     _data_ranks(lrs, hrs, skip), float(failed))

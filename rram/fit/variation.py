@@ -59,7 +59,7 @@ from lmfit.minimizer import AbortFitException
 
 from .. import __version__
 from ..errors import InputError
-from ..events import NO_SET
+from ..events import did_not_switch
 from ..io import write_text_atomic
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
@@ -252,7 +252,7 @@ class VariationFit:
 
     def failed_sets(self) -> float:
         """Share of the simulated SETs that did not switch."""
-        return float(self.model_frame["reason"].astype(str).str.contains(NO_SET).mean())
+        return float(did_not_switch(self.model_frame["reason"]).mean())
 
     def ks(self) -> dict[str, float]:
         from scipy.stats import ks_2samp

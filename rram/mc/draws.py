@@ -117,10 +117,16 @@ def _generators(seed: int, devices: Sequence[int], cycle: int, event: str):
         yield rng
 
 
+def _mix(z, u, share):
+    """The normal of an entry from its fast part ``z`` and slow path ``u`` (scalars or
+    arrays): its variance stays 1."""
+    return np.sqrt(1.0 - share) * z + np.sqrt(share) * u
+
+
 def _apply(v: Variation, base: float, z: float, u: float = 0.0) -> float:
     """The value of ``v`` at its fast normal ``z`` and slow-path value ``u``."""
     if v.slow:
-        z = math.sqrt(1.0 - v.slow) * z + math.sqrt(v.slow) * u
+        z = float(_mix(z, u, v.slow))
     if v.distribution == "lognormal":
         return base * math.exp(v.shift + v.sigma * z)
     return base + v.shift + v.sigma * z
@@ -174,8 +180,7 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
     for i, rng in enumerate(_generators(seed, devices, cycle, event)):
         z[i] = rng.standard_normal(len(vs))
     if slow is not None:
-        share = np.array([v.slow for v in vs])
-        z = np.sqrt(1.0 - share) * z + np.sqrt(share) * slow
+        z = _mix(z, slow, np.array([v.slow for v in vs]))
     redraw = np.zeros(len(devices), bool)
     drawn = []
     for k, v in enumerate(vs):
@@ -224,9 +229,10 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     c2c = spec.of_kind("c2c")
-    if any(v.slow for v in c2c) and slow is None:
+    if not any(v.slow for v in c2c):
+        slow = None
+    elif slow is None:
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
     if c2c:
-        _apply_all(c2c, out, seed, devices, cycle, event,
-                   slow if any(v.slow for v in c2c) else None)
+        _apply_all(c2c, out, seed, devices, cycle, event, slow)
     return out

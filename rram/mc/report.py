@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..events import NO_RESET, NO_SET
+from ..events import NO_RESET, NO_SET, did_not_switch
 from ..io import output_folder, write_atomic
 
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
@@ -37,9 +37,8 @@ def switching_failures(frame: pd.DataFrame) -> dict[str, int]:
     """Converged device-cycles whose SET or RESET did not switch (the ``reason``
     column, :func:`rram.events.switching_rule`), and the converged rows counted."""
     ok = frame[frame["converged"].astype(bool)] if "converged" in frame else frame
-    reason = ok["reason"].fillna("").astype(str)
-    return {"rows": len(ok), NO_SET: int(reason.str.contains(NO_SET).sum()),
-            NO_RESET: int(reason.str.contains(NO_RESET).sum())}
+    return {"rows": len(ok), NO_SET: int(did_not_switch(ok["reason"], NO_SET).sum()),
+            NO_RESET: int(did_not_switch(ok["reason"], NO_RESET).sum())}
 
 
 def summary(frame: pd.DataFrame) -> pd.DataFrame:

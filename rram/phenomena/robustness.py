@@ -7,6 +7,7 @@ import numpy as np
 from ..analysis import loop_metrics
 from ..engine.run import Options, simulate
 from ..engine.stimulus import dc_loops
+from ..events import did_not_switch
 from ..model import MODEL
 from ..params import Card
 from .common import Phenomenon, card_or_default, loops, phase_mask, set_sign
@@ -84,7 +85,7 @@ def endurance(card: Card | None = None, options: Options | None = None, spec=Non
                     cycles=cycles, seed=seed, protocol=protocol)
     df = run_devices(mc, range(devices))
     ok = df["converged"].to_numpy()
-    failed = df["reason"].astype(str).str.contains("no_set").to_numpy() | ~ok
+    failed = did_not_switch(df["reason"]) | ~ok
     longest = 0  # the longest run of consecutive failed cycles of any device
     for _, g in df.assign(failed=failed).groupby("device"):
         run = 0
