@@ -67,15 +67,17 @@ class SpiceOptions:
 #: its TRANinit; no option changes it).
 NGSPICE_DELMIN_FRACTION = 1e-11
 #: How far the gap may move in one step at the velocity cap: the scale ngspice's error
-#: control takes through the runaway of an abrupt SET, where the rate is near ``vcap``.
-RUNAWAY_STEP_M = 3e-12
+#: control takes through the runaway of an abrupt SET, where the rate is near ``vcap``
+#: (3-4 pm measured on one fitted TUD card; with its 810 Ω contact the re-fitted card's
+#: subcircuit needed a cap for 1 pm: 3 ms failed, 1 ms passed).
+RUNAWAY_STEP_M = 1e-12
 
 
 def runaway_step_cap(card: Card) -> float:
     """A step cap (s) whose ngspice floor lets the gap cross a SET runaway at ``vcap``.
 
     Through the runaway the gap moves ~:data:`RUNAWAY_STEP_M` per step at up to ``vcap``,
-    so steps of RUNAWAY_STEP_M/vcap (3e-14 s at 100 m/s) must be allowed; ngspice stops
+    so steps of RUNAWAY_STEP_M/vcap (1e-14 s at 100 m/s) must be allowed; ngspice stops
     at 1e-11 of the cap.  A slow DC sweep's cap (~1/200 of it) puts that floor near
     1e-12 s: a card whose SET reaches the cap then ends in "timestep too small" for any
     retry at a few times smaller cap."""
