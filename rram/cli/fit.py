@@ -60,9 +60,14 @@ def holdout_option(reported: str):
                    "documented card; the fitted values of --card are not used) and fit "
                    "from the best two: a result that does not depend on the start, at "
                    "about twice the time.")
+@click.option("--refit/--no-refit", default=False, show_default=True,
+              help="Set the parameters the loop does not identify to their documented "
+                   "values and refit the others (kept if the RMS stays within 0.02 dec): "
+                   "identified values that depend neither on the start nor on the "
+                   "integrator's tolerances, at a slightly higher RMS.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, out, plot, holdout, starts) -> None:
+        voltage_column, current_column, out, plot, holdout, starts, refit) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -95,7 +100,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     click.echo(f"fitting cycle {loop.cycle} ({len(loop.time)} points, SET at "
                f"{'negative' if loop.polarity < 0 else 'positive'} V, compliance "
                f"{loop.icc_set:.4g} A)", err=True)
-    result = fit_loop(loop, load_card(card_path), recipe, starts=starts,
+    result = fit_loop(loop, load_card(card_path), recipe, starts=starts, refit=refit,
                       log=lambda s: click.echo(s, err=True))
     reason = result.failed_reason()
     if reason:  # nothing is written: a card that does not describe its data is no card

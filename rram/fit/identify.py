@@ -21,8 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..params import Card
+    from .recipe import Recipe
 
 #: Largest relative standard error of a parameter reported as fitted.
 MAX_RELATIVE_ERROR = 0.5
@@ -97,3 +102,21 @@ def _worse(a: float, b: float) -> bool:
 
 def _percent(x: float) -> str:
     return f"{100 * x:.3g} %" if math.isfinite(x) else "infinite"
+
+
+def named_covariance(jac: np.ndarray, residual: np.ndarray, names: tuple[str, ...],
+                     floor: float = 0.5) -> tuple[np.ndarray, dict[str, float]]:
+    """Standard errors (of the fitted, maybe log₁₀, values) and the correlations beyond
+    ``floor`` (see :func:`covariance`; the V_set/V_reset terms are
+    constraints, not data, so only the point rows enter)."""
+    err, corr = covariance(jac, residual)
+    k = len(names)
+    correl = {f"{names[a]}~{names[b]}": float(corr[a, b]) for a in range(k)
+              for b in range(a + 1, k) if abs(corr[a, b]) >= floor}
+    return err, correl
+
+
+def in_card_units(err: float, name: str, card: Card, recipe: Recipe) -> float:
+    """A log₁₀-fitted error propagated to the value (first order)."""
+    return float(err * math.log(10) * card[name]) if name in recipe.log_parameters \
+        else float(err)

@@ -10,6 +10,7 @@ of cards in the vectorised engine (all columns in one call).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ from .identify import (
     MAX_CORRELATION,
     MAX_RELATIVE_ERROR,
     covariance,
+    in_card_units,
+    named_covariance,
     relative_errors,
     worst_unidentified,
 )
@@ -228,10 +231,11 @@ def _params(obj: _Objective, recipe: Recipe) -> lmfit.Parameters:
 def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
              progress: bool = True, log: Callable[[str], None] | None = None,
              identify: bool = True, starts: int = 0, keep: int = 2,
-             options: Options | None = None) -> LoopFit:
+             options: Options | None = None, refit: bool = False) -> LoopFit:
     """Fit ``card`` to ``loop`` with ``recipe`` (default :func:`default_recipe`), then
     (``identify``) fix the parameters the loop does not determine
-    (:func:`identify_parameters`).  With ``starts`` > 0 the staged fit runs from the
+    (:func:`identify_parameters`; ``refit``: at their documented values, the others
+    refitted).  With ``starts`` > 0 the staged fit runs from the
     ``keep`` best of ``starts`` screened starts (:mod:`.multistart`) and keeps the best.
     ``options``: the integrator's (default :class:`rram.engine.run.Options`).
 
@@ -256,7 +260,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     identification = None
     if identify:
         card, identification = identify_parameters(loop, card, recipe, log=log,
-                                                   options=options)
+                                                   options=options, refit=refit)
     cur = simulate_loops(loop, [card], options).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
@@ -323,10 +327,10 @@ def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
     jac = getattr(res, "jac", None)
     if jac is None or np.shape(jac) != (len(res.residual), len(obj.names)):
         jac = obj.jacobian(res.params)
-    errors, correl = _covariance(np.asarray(jac)[:n_pts], res.residual[:n_pts], obj.names)
+    errors, correl = named_covariance(np.asarray(jac)[:n_pts], res.residual[:n_pts], obj.names)
     return card, StageReport(
         stage.name,
-        {n: {"value": card[n], "stderr": _in_card_units(errors[k], n, card, recipe),
+        {n: {"value": card[n], "stderr": in_card_units(errors[k], n, card, recipe),
              "log10": n in recipe.log_parameters} for k, n in enumerate(obj.names)},
         correl, loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts)
 
@@ -336,32 +340,106 @@ def _run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
 #: the data cannot tell the two apart.
 INDISTINGUISHABLE_DEC = 0.005
 INDISTINGUISHABLE_V = 0.005
+#: A parameter with a large relative error whose documented value raises the loop's RMS
+#: error by more than this (decades, before any refit) is not a value this device can
+#: have: it stays free in the refit instead (a state such as the CF's initial width).
+REJECT_DEC = 0.25
+#: The refit with the unidentified parameters at their documented values is kept when
+#: its RMS error is within this of the fit's (decades): the minimum it finds no longer
+#: depends on where along their unidentified directions the fit stopped.
+REFIT_TOLERANCE_DEC = 0.02
+REFIT_NFEV = 40
 
 
 def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
                         log: Callable[[str], None] | None = None,
-                        options: Options | None = None) -> tuple[Card, dict]:
-    """Fix, one at a time and worst first, the parameters the loop does not identify
-    (see :mod:`.identify`), and report the others with their errors.
+                        options: Options | None = None,
+                        refit: bool = False) -> tuple[Card, dict]:
+    """Fix the parameters the loop does not identify (see :mod:`.identify`), and report
+    the others with their errors.
 
-    A parameter left free by the data (relative error beyond the rule) is fixed at its
-    documented value (the default card's) when that changes the loop's RMS error by
-    less than :data:`INDISTINGUISHABLE_DEC` and V_set and V_reset by less than
-    :data:`INDISTINGUISHABLE_V`, else at its fitted value; one of a
-    correlated pair is fixed at its fitted value (its partner carries the combination
-    the data determine).  Either way the fit is unchanged within that tolerance, so no
-    refit is needed.
+    First (:func:`_identify`) the unidentified parameters are found, worst first, and
+    each is held at its fitted value, or at its documented one where the loop cannot
+    tell the two apart.  That keeps the best fit, but the fit's values along the
+    unidentified directions are wherever its path stopped, and the identified values
+    that correlate with them move with the start and the integrator's tolerances.  With
+    ``refit`` they are instead set
+    to their documented values (the default card's, within the recipe's bounds), except
+    those with a large error the data reject (:data:`REJECT_DEC`; a correlated one's
+    partner makes up for it), and the other parameters are refitted
+    from there (one stage, :data:`REFIT_NFEV`): different starts or integration
+    tolerances then end at the same minimum.  The refit is kept if its RMS error is
+    within :data:`REFIT_TOLERANCE_DEC` of the fit's, and identified again (parameters
+    still unidentified are then held at their refitted values); otherwise every
+    unidentified parameter is held at its fitted value.
 
     Returns the card and ``{"fitted": {name: {value, stderr, relative_error}},
     "fixed": {name: {value, fitted_value, reason}}, "correlations": {...}, "rules":
-    {...}}``, ``stderr`` in the card's units, correlations beyond 0.5 among the fitted
-    parameters."""
+    {...}, "refit": {...}}``, ``stderr`` in the card's units, correlations beyond 0.5
+    among the fitted parameters."""
     from ..card import default_card
 
     documented = default_card()
-    vw = recipe.stages[-1].voltage_weight
     free = list(dict.fromkeys(n for st in recipe.stages for n in st.parameters))
+    held, first = _identify(loop, card, recipe, free, documented, options, log)
+    rms_fit = first.pop("rms_dec")
+    if not refit:
+        return held, _public(first)
+    # a correlated parameter's partner makes up for it in the refit, so its change
+    # before the refit says nothing
+    to_documented = {n: f for n, f in first["fixed"].items()
+                     if f["documented_rms_change"] is not None
+                     and (f["correlated"] or f["documented_rms_change"] < REJECT_DEC)}
+    refit = {"rms_before_dec": rms_fit, "documented": sorted(to_documented)}
+    trial = None
+    if to_documented:
+        with contextlib.suppress(CardError):
+            trial = held.replace(**{n: f["documented_value"] for n, f in to_documented.items()})
+    if trial is None:
+        return held, _public({**first, "refit": {**refit, "kept": False}})
+    names = tuple(n for n in free if n not in to_documented)
+    vw = recipe.stages[-1].voltage_weight
+    refitted, report = _run_stage(loop, trial, recipe,
+                                  Stage("refit", names, "all", vw, REFIT_NFEV), options)
+    refit.update(rms_after_dec=report.rms_dec, nfev=report.nfev,
+                 seconds=round(report.seconds, 1))
+    if log:
+        log(f"  refit with {', '.join(sorted(to_documented))} at documented values: RMS "
+            f"{rms_fit:.4f} -> {report.rms_dec:.4f} dec")
+    if report.rms_dec > rms_fit + REFIT_TOLERANCE_DEC:
+        return held, _public({**first, "refit": {**refit, "kept": False}})
+    final, second = _identify(loop, refitted, recipe, list(names), None, options, log)
+    second.pop("rms_dec")
+    fixed = {n: {"value": f["documented_value"], "fitted_value": f["fitted_value"],
+                 "reason": f"{f['unidentified']}; set to its documented value and the "
+                           "others refitted"}
+             for n, f in to_documented.items()}
+    fixed.update(second["fixed"])
+    return final, _public({**second, "fixed": fixed, "refit": {**refit, "kept": True}})
+
+
+def _public(ident: dict) -> dict:
+    """The report without :func:`_identify`'s working entries."""
+    keep = ("value", "fitted_value", "reason")
+    return {**ident, "fixed": {n: {k: f[k] for k in keep}
+                               for n, f in ident["fixed"].items()}}
+
+
+def _identify(loop: MeasuredLoop, card: Card, recipe: Recipe, free: list[str],
+              documented: Card | None, options: Options | None,
+              log: Callable[[str], None] | None) -> tuple[Card, dict]:
+    """Fix, one at a time and worst first, the parameters of ``free`` the loop does not
+    identify.  With ``documented`` (a card), a parameter left free by the data (relative
+    error beyond the rule) is set to its documented value when that changes the loop's
+    RMS error by less than :data:`INDISTINGUISHABLE_DEC` and V_set and V_reset by less
+    than :data:`INDISTINGUISHABLE_V`, else held at its fitted value; one of a correlated
+    pair is held at its fitted value (its partner carries the combination the data
+    determine).  Either way the fit is unchanged within that tolerance.  Each fixed
+    entry records the documented value and the RMS change it makes (for the refit)."""
+    vw = recipe.stages[-1].voltage_weight
+    free = list(free)
     fixed: dict[str, dict] = {}
+
     def figures(c: Card) -> np.ndarray:  # RMS (dec), V_set and V_reset (V)
         cur = simulate_loops(loop, [c], options).current[0]
         m = loop_metrics(loop, cur)
@@ -381,50 +459,39 @@ def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
         if verdict is None or len(free) == 1:
             break
         name, reason, value = verdict.name, verdict.reason, card[verdict.name]
-        if verdict.correlated:
-            reason += "; held at its fitted value"
-        else:
+        entry = {"unidentified": reason, "documented_value": None,
+                 "documented_rms_change": None, "correlated": verdict.correlated}
+        if documented is not None:
             lo, hi = recipe.bounds_of(name)
             candidate = min(max(documented[name], lo), hi)
             try:
                 trial = card.replace(**{name: candidate})
                 moved = figures(trial) - now
+                entry.update(documented_value=candidate,
+                             documented_rms_change=float(moved[0]))
             except CardError:
                 trial, moved = None, np.full(3, np.nan)
             change = (f"RMS {moved[0]:+.4f} dec, V_set {1e3 * moved[1]:+.1f} mV, V_reset "
                       f"{1e3 * moved[2]:+.1f} mV")
-            if trial is not None and abs(moved[0]) < INDISTINGUISHABLE_DEC \
+            if trial is not None and not verdict.correlated \
+                    and abs(moved[0]) < INDISTINGUISHABLE_DEC \
                     and np.all(np.abs(moved[1:]) < INDISTINGUISHABLE_V):
                 card, value = trial, candidate
                 reason += f"; set to its documented value ({change})"
             else:
                 reason += f"; held at its fitted value (the documented {candidate:.4g}: {change})"
-        fixed[name] = {"value": value, "fitted_value": obj.card[name], "reason": reason}
+        else:
+            reason += "; held at its fitted value"
+        fixed[name] = {"value": value, "fitted_value": obj.card[name], "reason": reason,
+                       **entry}
         free.remove(name)
         if log:
             log(f"  fixed {name} = {value:.4g}: {reason}")
-    fitted = {n: {"value": card[n], "stderr": _in_card_units(err[k], n, card, recipe),
+    fitted = {n: {"value": card[n], "stderr": in_card_units(err[k], n, card, recipe),
                   "relative_error": float(rel[k])} for k, n in enumerate(free)}
     correl = {f"{free[a]}~{free[b]}": float(corr[a, b]) for a in range(len(free))
               for b in range(a + 1, len(free)) if abs(corr[a, b]) >= 0.5}
     return card, {"fitted": fitted, "fixed": fixed, "correlations": correl,
                   "rules": {"max_relative_error": MAX_RELATIVE_ERROR,
-                            "max_correlation": MAX_CORRELATION}}
-
-
-def _covariance(jac: np.ndarray, residual: np.ndarray, names: tuple[str, ...],
-                floor: float = 0.5) -> tuple[np.ndarray, dict[str, float]]:
-    """Standard errors (of the fitted, maybe log₁₀, values) and the correlations beyond
-    ``floor`` (see :func:`.identify.covariance`; the V_set/V_reset terms are
-    constraints, not data, so only the point rows enter)."""
-    err, corr = covariance(jac, residual)
-    k = len(names)
-    correl = {f"{names[a]}~{names[b]}": float(corr[a, b]) for a in range(k)
-              for b in range(a + 1, k) if abs(corr[a, b]) >= floor}
-    return err, correl
-
-
-def _in_card_units(err: float, name: str, card: Card, recipe: Recipe) -> float:
-    """A log₁₀-fitted error propagated to the value (first order)."""
-    return float(err * math.log(10) * card[name]) if name in recipe.log_parameters \
-        else float(err)
+                            "max_correlation": MAX_CORRELATION},
+                  "rms_dec": float(now[0])}
