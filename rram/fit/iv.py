@@ -390,24 +390,24 @@ def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
     to_documented = {n: f for n, f in first["fixed"].items()
                      if f["documented_rms_change"] is not None
                      and (f["correlated"] or f["documented_rms_change"] < REJECT_DEC)}
-    refit = {"rms_before_dec": rms_fit, "documented": sorted(to_documented)}
+    summary = {"rms_before_dec": rms_fit, "documented": sorted(to_documented)}
     trial = None
     if to_documented:
         with contextlib.suppress(CardError):
             trial = held.replace(**{n: f["documented_value"] for n, f in to_documented.items()})
     if trial is None:
-        return held, _public({**first, "refit": {**refit, "kept": False}})
+        return held, _public({**first, "refit": {**summary, "kept": False}})
     names = tuple(n for n in free if n not in to_documented)
     vw = recipe.stages[-1].voltage_weight
     refitted, report = _run_stage(loop, trial, recipe,
                                   Stage("refit", names, "all", vw, REFIT_NFEV), options)
-    refit.update(rms_after_dec=report.rms_dec, nfev=report.nfev,
-                 seconds=round(report.seconds, 1))
+    summary.update(rms_after_dec=report.rms_dec, nfev=report.nfev,
+                   seconds=round(report.seconds, 1))
     if log:
         log(f"  refit with {', '.join(sorted(to_documented))} at documented values: RMS "
             f"{rms_fit:.4f} -> {report.rms_dec:.4f} dec")
     if report.rms_dec > rms_fit + REFIT_TOLERANCE_DEC:
-        return held, _public({**first, "refit": {**refit, "kept": False}})
+        return held, _public({**first, "refit": {**summary, "kept": False}})
     final, second = _identify(loop, refitted, recipe, list(names), None, options, log)
     second.pop("rms_dec")
     fixed = {n: {"value": f["documented_value"], "fitted_value": f["fitted_value"],
@@ -415,7 +415,7 @@ def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
                            "others refitted"}
              for n, f in to_documented.items()}
     fixed.update(second["fixed"])
-    return final, _public({**second, "fixed": fixed, "refit": {**refit, "kept": True}})
+    return final, _public({**second, "fixed": fixed, "refit": {**summary, "kept": True}})
 
 
 def _public(ident: dict) -> dict:

@@ -54,12 +54,14 @@ def pair_name(resistance: str, voltage: str) -> str:
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
     """Spearman correlation of the finite pairs of ``a`` and ``b``; NaN with fewer than
-    10 pairs."""
+    10 pairs or a constant side (no ranks to correlate)."""
     from scipy.stats import spearmanr
 
     a, b = np.asarray(a, float), np.asarray(b, float)
     ok = np.isfinite(a) & np.isfinite(b)
-    return float(spearmanr(a[ok], b[ok]).statistic) if ok.sum() >= 10 else math.nan
+    if ok.sum() < 10 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+        return math.nan
+    return float(spearmanr(a[ok], b[ok]).statistic)
 
 
 def rank_correlations(frame: pd.DataFrame) -> dict[str, float]:
