@@ -101,7 +101,6 @@ class Variation:
             raise InputError(f"{where}: shift must be within [{-shift_max:g}, "
                              f"{shift_max:g}], got {self.shift:g}")
 
-
     def _check_slow(self) -> None:
         where = f"{self.kind} variation of {self.parameter}"
         if not (is_number(self.slow) and 0 <= self.slow <= 1):

@@ -115,6 +115,7 @@ def overlay_cdfs(fit, folder: str | Path) -> list[Path]:
     :class:`rram.fit.variation.VariationFit`."""
     from scipy.stats import norm
 
+    from ..io import output_folder
     from ..plots import _save, plt
     from .target import LOG_METRICS
 
@@ -131,6 +132,4 @@ def overlay_cdfs(fit, folder: str | Path) -> list[Path]:
         ax.set(xlabel=m, ylabel="standard normal quantile")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    from ..io import output_folder
-
     return [_save(fig, output_folder(folder) / "variation_cdfs.png")]
