@@ -18,6 +18,15 @@ and u a stationary AR(1) path over the device's cycles, u_k = φ·u_(k−1) + �
 φ = exp(−1/memory): z stays standard normal, so the distribution over devices and cycles
 is the same, but each device's record drifts (:mod:`rram.mc.draws`).
 
+A spec may also have two configurations, its :class:`Mode`: a share of the cycles, those
+whose mode path (an AR(1) path of its own, with its own memory) is above the normal
+quantile Φ⁻¹(1 − share), is in the upper configuration, where each C2C entry's centre
+is ``shift + mode_step`` instead of ``shift``.  This is a cell whose CF forms in one of
+two configurations and stays in one for many cycles: the TUD cell's upper LRS mode
+(~30 % of the cycles, ~2.5× the resistance, cycles ~600–925) comes with a higher
+V_reset, a higher HRS and a higher |V_set|, all at once, which neither a unimodal
+distribution nor independent modes per parameter can make.
+
 Draws are truncated to the parameter's range (resampled, not clipped).  C2C entries
 are allowed only on kinetic parameters, so redrawing them between operations leaves the
 state, and the resistance, continuous.
@@ -29,6 +38,9 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
 
 from .card import PARAMETERS, default_card
 from .checks import is_number
@@ -68,6 +80,9 @@ class Variation:
     slow: float = 0.0
     #: correlation time of the slow part (cycles; > 0 with a slow part)
     memory: float = 0.0
+    #: offset of the centre in the spec's upper configuration (:class:`Mode`; parameter
+    #: units, ln for lognormal)
+    mode_step: float = 0.0
 
     def __post_init__(self) -> None:
         if self.parameter not in _BY_NAME:
@@ -100,6 +115,15 @@ class Variation:
         if abs(self.shift) > shift_max:
             raise InputError(f"{where}: shift must be within [{-shift_max:g}, "
                              f"{shift_max:g}], got {self.shift:g}")
+        if not (is_number(self.mode_step) and math.isfinite(self.mode_step)):
+            raise InputError(f"{where}: mode_step must be a finite number, got "
+                             f"{self.mode_step!r}")
+        if self.mode_step and self.kind != "c2c":
+            raise InputError(f"{where}: only a c2c entry has a mode_step "
+                             f"({self.mode_step:g})")
+        if abs(self.shift + self.mode_step) > shift_max:
+            raise InputError(f"{where}: shift + mode_step must be within [{-shift_max:g}, "
+                             f"{shift_max:g}], got {self.shift + self.mode_step:g}")
 
     def _check_slow(self) -> None:
         where = f"{self.kind} variation of {self.parameter}"
@@ -125,7 +149,42 @@ class Variation:
         out = asdict(self)
         if not self.slow:
             del out["slow"], out["memory"]
+        if not self.mode_step:
+            del out["mode_step"]
         return out
+
+    def centre(self, upper):
+        """The centre of the draw: ``shift``, plus ``mode_step`` where ``upper`` (bool or
+        bool array: in the spec's upper configuration)."""
+        return self.shift + self.mode_step * np.asarray(upper, float)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """Two configurations of a cell: ``share`` (0–1) of its cycles in the upper one,
+    which lasts: a device's mode path is an AR(1) path with correlation time ``memory``
+    (cycles), in the upper configuration above Φ⁻¹(1 − share)."""
+
+    share: float
+    memory: float
+
+    def __post_init__(self) -> None:
+        if not (is_number(self.share) and 0 < self.share < 1):
+            raise InputError(f"mode: share must be a number within (0, 1), got "
+                             f"{self.share!r}")
+        if not (is_number(self.memory) and 0 < self.memory <= MAX_MEMORY):
+            raise InputError(f"mode: memory must be a number of cycles within (0, "
+                             f"{MAX_MEMORY:g}], got {self.memory!r}")
+
+    @property
+    def threshold(self) -> float:
+        """The mode path's value above which a cycle is in the upper configuration."""
+        return NormalDist().inv_cdf(1.0 - self.share)
+
+    @property
+    def phi(self) -> float:
+        """Correlation of the mode path from one cycle to the next, exp(−1/memory)."""
+        return math.exp(-1.0 / self.memory)
 
 
 #: Longest correlation time of a slow part (cycles): beyond any measured record.
@@ -160,8 +219,20 @@ class VariationSpec:
     combine into one factor or one offset)."""
 
     variations: tuple[Variation, ...]
+    #: two configurations of the cell, if any (the entries' ``mode_step``)
+    mode: Mode | None = None
 
     def __post_init__(self) -> None:
+        stepped = [v.parameter for v in self.variations
+                   if isinstance(v, Variation) and v.mode_step]
+        if self.mode is not None and not isinstance(self.mode, Mode):
+            raise InputError(f"mode: not a Mode, got {self.mode!r}")
+        if stepped and self.mode is None:
+            raise InputError(f"{', '.join(stepped)}: a mode_step needs the spec's mode "
+                             "(share, memory)")
+        if self.mode is not None and not stepped:
+            raise InputError("mode: no entry has a mode_step (the upper configuration "
+                             "would change nothing)")
         seen: dict[tuple[str, str], int] = {}
         first: dict[str, int] = {}
         for k, v in enumerate(self.variations):
@@ -195,14 +266,17 @@ class VariationSpec:
         return dist.pop(), math.sqrt(sum(v.sigma ** 2 for v in vs))
 
     def to_json(self) -> str:
-        return json.dumps({"variations": [v.as_dict() for v in self.variations]},
-                          indent=2) + "\n"
+        data: dict = {"variations": [v.as_dict() for v in self.variations]}
+        if self.mode is not None:
+            data["mode"] = asdict(self.mode)
+        return json.dumps(data, indent=2) + "\n"
 
     @classmethod
     def from_json(cls, text: str, source: str = "variation spec") -> VariationSpec:
         """Parse ``{"variations": [{parameter, kind, distribution, sigma[, shift,
-        desc, slow, memory]}, ...]}`` (other top-level keys, such as a fit's provenance, are
-        metadata); every problem names ``source`` and the entry."""
+        desc, slow, memory, mode_step]}, ...][, "mode": {share, memory}]}`` (other
+        top-level keys, such as a fit's provenance, are metadata); every problem names
+        ``source`` and the entry."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -219,8 +293,16 @@ class VariationSpec:
                 out.append(Variation(**item))
             except (TypeError, InputError) as exc:
                 raise InputError(f"{source}: variation {k}: {exc}") from None
+        mode = data.get("mode")
         try:
-            return cls(tuple(out))
+            if mode is not None:
+                if not isinstance(mode, dict):
+                    raise InputError(f"mode: not an object, got {mode!r}")
+                try:
+                    mode = Mode(**mode)
+                except TypeError as exc:
+                    raise InputError(f"mode: {exc}") from None
+            return cls(tuple(out), mode)
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
 
@@ -263,8 +345,6 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
                  base: Card | None = None) -> list[Card]:
     """``n`` cards with every varied parameter uniform within ±``width``·σ of ``base``
     (clipped to its range): stress-testing convergence over the whole variation space."""
-    import numpy as np
-
     base = base or default_card()
     rng = np.random.default_rng(seed)
     cards = []
@@ -283,7 +363,7 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
     return cards
 
 
-__all__ = ["DISTRIBUTIONS", "HELD", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Variation",
+__all__ = ["DISTRIBUTIONS", "HELD", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Mode", "Variation",
            "VariationSpec", "corner_cards", "default_variation", "load_variation",
            "spread_limits"]
 

@@ -7,7 +7,7 @@ import pytest
 
 from rram.card import default_card
 from rram.mc.draws import _apply, _generators, _stream, draw, draw_d2d
-from rram.variation import Variation, VariationSpec, default_variation
+from rram.variation import Mode, Variation, VariationSpec, default_variation
 
 
 @pytest.mark.parametrize("seed", [0, 1, 12345, 2**32 + 7, 2**70 + 3])
@@ -100,3 +100,56 @@ def test_a_spec_without_slow_parts_reads_and_writes_as_before():
     data = json.loads(SLOW.to_json())["variations"]
     assert data[0]["slow"] == 0.8 and data[0]["memory"] == 50.0 and "slow" not in data[1]
     assert VariationSpec.from_json(SLOW.to_json()) == SLOW
+
+
+
+MODES = VariationSpec((Variation("rtop", "c2c", "lognormal", 0.1, mode_step=1.0),
+                       Variation("dei", "c2c", "normal", 0.01, mode_step=0.2),
+                       Variation("dea", "c2c", "normal", 0.01)),
+                      Mode(share=0.3, memory=100.0))
+
+
+def test_a_mode_puts_its_share_of_cycles_in_the_upper_configuration_and_lasts():
+    """30 % of the cycles, those whose mode path is above Φ⁻¹(0.7), are in the upper
+    configuration: every entry with a mode_step moves there together (rtop by 1 in ln,
+    dei by 0.2 eV), the others do not, and a device stays in it for many cycles."""
+    from rram.mc.draws import slow_paths
+
+    base = dict(default_card().values)
+    paths = slow_paths(MODES, 2, range(200), 100)
+    draws = [draw(MODES, base, 2, range(200), c, "set", slow=paths[:, c]) for c in range(100)]
+    ln = np.log(np.array([d["rtop"] for d in draws]) / base["rtop"])
+    dei = np.array([d["dei"] for d in draws]) - base["dei"]
+    dea = np.array([d["dea"] for d in draws]) - base["dea"]
+    upper = ln > 0.5
+    assert upper.mean() == pytest.approx(0.3, abs=0.05)
+    assert np.median(ln[upper]) == pytest.approx(1.0, abs=0.03)
+    assert np.median(ln[~upper]) == pytest.approx(0.0, abs=0.03)
+    assert np.array_equal(upper, dei > 0.1)  # one configuration for every entry
+    assert abs(np.median(dea[upper]) - np.median(dea[~upper])) < 0.005
+    assert np.mean(upper[1:] != upper[:-1]) < 0.05  # independent cycles: 42 %
+    # the one-at-a-time definition
+    assert _apply(MODES.variations[0], base["rtop"], 0.0, 0.0, True) == pytest.approx(
+        base["rtop"] * np.e)
+    # a spec without a mode draws what it drew before the mode path existed
+    assert np.all(slow_paths(SLOW, 2, range(5), 3)[:, :, -1] == 0)
+
+
+def test_a_mode_step_needs_the_specs_mode_and_a_c2c_entry():
+    from rram.errors import InputError
+
+    with pytest.raises(InputError, match="needs the spec's mode"):
+        VariationSpec((Variation("rtop", "c2c", "lognormal", 0.1, mode_step=1.0),))
+    with pytest.raises(InputError, match="no entry has a mode_step"):
+        VariationSpec((Variation("rtop", "c2c", "lognormal", 0.1),), Mode(0.3, 10.0))
+    with pytest.raises(InputError, match="only a c2c entry"):
+        Variation("rtop", "d2d", "lognormal", 0.1, mode_step=1.0)
+    with pytest.raises(InputError, match="shift \\+ mode_step"):
+        Variation("rtop", "c2c", "lognormal", 0.1, mode_step=40.0)
+    for share, memory in ((0.0, 10.0), (1.0, 10.0), (0.3, 0.0), (0.3, -1.0)):
+        with pytest.raises(InputError, match="mode: "):
+            Mode(share, memory)
+    assert VariationSpec.from_json(MODES.to_json()) == MODES
+    assert "mode" not in SLOW.to_json()
+    with pytest.raises(InputError, match="mode: "):
+        VariationSpec.from_json(MODES.to_json().replace('"share": 0.3', '"share": 2'))

@@ -168,7 +168,8 @@ def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
     card = load_card(TUD.with_suffix(".card.json"))
     spec = load_variation(TUD.with_suffix(".variation.json"))
     assert any(v.slow for v in spec.variations)
-    fast = VariationSpec(tuple(replace(v, slow=0.0, memory=0.0) for v in spec.variations))
+    fast = VariationSpec(tuple(replace(v, slow=0.0, memory=0.0) for v in spec.variations),
+                         spec.mode)
     for variation, longest in ((fast, 1), (spec, 13)):
         p = ph.endurance(card, spec=variation, devices=100, cycles=30,
                          protocol=protocol_of(card), max_failed=0.03, early=(5, 15),

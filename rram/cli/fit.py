@@ -162,10 +162,13 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
               help="When the record drifts, split each C2C carrier into a fast part and a "
                    "slow one with the record's autocorrelation (same distributions, "
                    "drifting device records).")
+@click.option("--modes/--no-modes", default=True, show_default=True,
+              help="When a resistance is bimodal (a cell in one of two configurations for "
+                   "many cycles at a time), fit every carrier's offset in the upper one.")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
-                      skip, weights, scatter_path, out, plots, memory, holdout) -> None:
+                      skip, weights, scatter_path, out, plots, memory, modes, holdout) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V]).
@@ -229,10 +232,19 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     if memory and any(s["drifts"] for s in drift.values()):
         # from the training cycles only: the held-out ones stay unseen
         slow = slow_parts(carriers, frame)
+    config = None
+    if modes and not nested:
+        from ..fit.modes import configuration_lines, measured_configurations
+        from ..fit.target import metric_rows
+
+        rows = {m: r for m, r in metric_rows(frame).items() if m in target.metrics}
+        config = measured_configurations(rows, carriers, slow)
+        if config is not None:
+            click.echo("\n".join(configuration_lines(config, carriers)), err=True)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True), protocol=protocol,
-                           carriers=carriers, slow=slow)
+                           carriers=carriers, slow=slow, config=config)
     model_drift = model_record = None
     if slow:
         record = int(measured.groupby("device")["cycle"].nunique().median())

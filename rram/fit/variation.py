@@ -64,8 +64,9 @@ from ..io import write_text_atomic
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
 from ..params import Card
-from ..variation import Variation, VariationSpec
+from ..variation import Mode, Variation, VariationSpec
 from .drift import with_slow
+from .modes import Configurations, simulated_configurations
 from .target import (
     LOG_METRICS,
     METRICS,
@@ -97,6 +98,10 @@ MIN_SENSITIVITY = 0.05
 #: correlation in steps of 0.05 (medians and spreads: 5 %, see ``_Evaluator.residual``).
 QUANTILE_UNIT = 0.2
 RANK_UNIT = 0.05
+#: The geometry of a configuration (:func:`_geometry_scan`): the CF's cell, and the factors
+#: on it scanned.
+GEOMETRY = "wcf"
+GEOMETRY_GRID = (0.6, 0.5, 0.42, 0.36, 0.3)
 #: Simulated devices × cycles of a nested fit: many devices (the D2D spread of 256 is
 #: known to ~4 %), few cycles (the C2C spread is pooled over all of them).
 NESTED_DESIGN = (256, 5)
@@ -168,10 +173,13 @@ def sigma_key(p: str, kind: str) -> str:
 
 
 def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str],
-              slow: Mapping[str, tuple[float, float]] | None = None) -> VariationSpec:
+              slow: Mapping[str, tuple[float, float]] | None = None,
+              config: Configurations | None = None) -> VariationSpec:
     """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values (nested:
     ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry); ``slow``: the
-    (share, memory) of the C2C entries' slow parts (:func:`rram.fit.drift.with_slow`)."""
+    (share, memory) of the C2C entries' slow parts (:func:`rram.fit.drift.with_slow`);
+    ``config``: two measured configurations, the C2C entries offset in the upper one by
+    the fitted ``step_<p>`` (none while every step is 0)."""
     out = []
     for metric, p in carriers.items():
         dist = DISTRIBUTION[p]
@@ -190,7 +198,17 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
             shift = 0.0
         out.append(Variation(p, "c2c", dist, sigma * math.sqrt(c2c),
                              f"fitted: spread from cycle to cycle ({metric})", shift))
-    return with_slow(VariationSpec(tuple(out)), dict(slow or {}))
+    spec = with_slow(VariationSpec(tuple(out)), dict(slow or {}))
+    steps = {p: values.get(f"step_{p}", 0.0) for p in carriers.values()}
+    if config is None or not any(steps.values()):
+        return spec
+    geometry = values.get(f"step_{GEOMETRY}", 0.0)
+    extra = (Variation(GEOMETRY, "c2c", "lognormal", 0.0, "fitted: the CF's cell in the "
+                       "upper configuration", mode_step=geometry),) if geometry else ()
+    return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter])
+                               if v.kind == "c2c" and v.parameter in steps else v
+                               for v in spec.variations) + extra,
+                         Mode(round(config.modes.share, 4), config.memory))
 
 
 @dataclass
@@ -206,13 +224,17 @@ class VariationFit:
     carriers: dict[str, str]
     #: the Monte Carlo design of the fit's evaluations: devices, cycles, seed
     design: tuple[int, int, int] = (200, 3, 1)
+    #: two configurations measured in the data, if fitted
+    config: Configurations | None = None
 
     def with_spec(self, spec: VariationSpec, card: Card) -> VariationFit:
         """This fit reporting ``spec`` instead (e.g. with slow parts): simulated again
         with the fit's design and seed."""
         frame = simulate_metrics(card, spec, self.protocol, *self.design)
-        return replace(self, spec=spec, model_frame=frame,
-                       model_stats=model_stats(frame, self.target))
+        model = model_stats(frame, self.target)
+        if self.config is not None:
+            model["configurations"] = simulated_configurations(frame, self.config)
+        return replace(self, spec=spec, model_frame=frame, model_stats=model)
 
     def report(self) -> str:
         lines = [f"{'metric':10s} {'data median':>12s} {'model':>10s} {'data spread':>12s} "
@@ -239,6 +261,12 @@ class VariationFit:
         for k, rho in self.target.ranks:
             lines.append(f"Spearman {k}: data {rho:+.3f}, model "
                          f"{self.model_stats['ranks'][k]:+.3f}")
+        if self.config is not None:
+            lines.append(f"two configurations (upper {100 * self.config.modes.share:.0f} % "
+                         f"of cycles, seen in {self.config.metric}): upper - lower median, "
+                         "data | model: " + ", ".join(
+                             f"{m} {c:+.3g} | {_contrast(self.model_stats, m):+.3g}"
+                             for m, c in self.config.contrast.items()))
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"failed SETs: data {100 * self.target.failed_sets:.1f} %, model "
@@ -247,7 +275,8 @@ class VariationFit:
         for v in self.spec.variations:
             lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
                          f"  shift {v.shift:+.4g}" + (f"  slow {100 * v.slow:.0f} % over "
-                                                     f"{v.memory:.0f} cycles" if v.slow else ""))
+                                                     f"{v.memory:.0f} cycles" if v.slow else "")
+                         + (f"  upper configuration {v.mode_step:+.4g}" if v.mode_step else ""))
         return "\n".join(lines)
 
     def failed_sets(self) -> float:
@@ -265,6 +294,11 @@ class VariationFit:
         return out
 
 
+def _contrast(model: dict, metric: str) -> float:
+    got = model["configurations"][metric]
+    return got["upper"] - got["lower"]
+
+
 def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, devices: int,
                      cycles: int, seed: int) -> pd.DataFrame:
     mc = MonteCarlo(card=card, spec=spec, devices=devices, cycles=cycles, seed=seed,
@@ -280,20 +314,24 @@ class _Evaluator:
     def __init__(self, target: Target, carriers: dict[str, str], card: Card,
                  protocol: Protocol, devices: int, cycles: int, seed: int,
                  log: Callable[[str], None] | None,
-                 slow: Mapping[str, tuple[float, float]] | None = None):
+                 slow: Mapping[str, tuple[float, float]] | None = None,
+                 config: Configurations | None = None):
         self.target, self.carriers, self.card, self.protocol = target, carriers, card, protocol
         self.devices, self.cycles, self.seed, self.log = devices, cycles, seed, log
         self.slow = dict(slow or {})
+        self.config = config
         self.data = target.stats()
         self.count = 0
         self.best: tuple[float, dict[str, float]] | None = None
 
     def stats(self, values: dict[str, float]) -> dict:
         frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers,
-                                                      self.slow),
+                                                      self.slow, self.config),
                                  self.protocol, self.devices, self.cycles, self.seed)
         self.count += 1
         model = model_stats(frame, self.target)
+        if self.config is not None:
+            model["configurations"] = simulated_configurations(frame, self.config)
         cost = float(np.sum(self.residual(model) ** 2))
         if self.best is None or cost < self.best[0]:
             self.best = (cost, dict(values))
@@ -307,8 +345,9 @@ class _Evaluator:
         """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
         spread (5 % of it; nested: within and between) mismatches, then the
         :data:`QUANTILES` (of ln R for resistances; :data:`QUANTILE_UNIT` of the
-        measured spread), times the metric's weight; last the rank correlations
-        (:data:`RANK_UNIT`)."""
+        measured spread), times the metric's weight; then the rank correlations
+        (:data:`RANK_UNIT`); last, with two configurations, each metric's contrast
+        between them (as a quantile)."""
         r = []
         for m in self.target.metrics:
             d, s, w = self.data[m], model[m], self.target.weight(m)
@@ -321,6 +360,9 @@ class _Evaluator:
             r += list(w * (np.array(s["quantiles"]) - d["quantiles"])
                       / (QUANTILE_UNIT * d["spread"]))
         r += [(model["ranks"][k] - rho) / RANK_UNIT for k, rho in self.target.ranks]
+        if self.config is not None:  # the configurations' contrasts, as quantiles
+            r += [(_contrast(model, m) - c) / (QUANTILE_UNIT * self.data[m]["spread"])
+                  for m, c in self.config.contrast.items() if m in self.data]
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
 
@@ -367,7 +409,8 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
     the σ_p² ≥ 0 that best give the measured spreads (relative, non-negative least
     squares).  A
     carrier that widens two metrics is thus shared out between them, instead of each
-    metric pulling its own carrier.
+    metric pulling its own carrier.  Where the sum overstates the simulated spread
+    (a saturating response), the carriers' terms are scaled down to it.
     """
     from scipy.optimize import nnls
 
@@ -376,6 +419,10 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
     s_data = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
     weight = np.array([ev.target.weight(m) for m in metrics])
     miss = np.array([_centre(m, data) - _centre(m, model) for m in metrics]) / s_data
+    if ev.config is not None:  # the shifts place the lower configuration, the rest follow
+        got, cfg = model["configurations"], ev.config.stats
+        miss = np.array([(cfg[m]["lower"] - got[m]["lower"]) / s if m in cfg else x
+                         for m, s, x in zip(metrics, s_data, miss, strict=True)])
     step = np.linalg.lstsq(weight[:, None] * sens / s_data[:, None], weight * miss,
                            rcond=None)[0]
     trial = dict(values)
@@ -384,13 +431,26 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
         lo, hi = shift_bounds(p, ev.card)
         trial[f"shift_{p}"] = float(np.clip(
             trial[f"shift_{p}"] + damping * float(np.clip(step[j], -limit, limit)), lo, hi))
+    if ev.config is not None:
+        _configuration_step(ev, trial, model, sens, damping, s_data, weight)
     # nested: the spreads within devices by the C2C σ, of the medians by the D2D σ
     for name, kind in ev.target.spreads:
         s_data = np.array([max(data[m][name], 1e-12) for m in metrics])
         s_model = np.array([model[m][name] for m in metrics])
+        if ev.config is not None and name == "spread":  # the carriers' σ: within the
+            cfg, got = ev.config.stats, model["configurations"]  # lower configuration
+            s_data = np.array([max(cfg[m]["spread"], 1e-12) if m in cfg else x
+                               for m, x in zip(metrics, s_data, strict=True)])
+            s_model = np.array([got[m]["spread"] if m in cfg else x
+                                for m, x in zip(metrics, s_model, strict=True)])
         sigma = np.array([values[sigma_key(p, kind)] for p in carriers])
-        unexplained = np.maximum(s_model ** 2 - (sens ** 2) @ (sigma ** 2), 0.0)
-        gain = sens ** 2 / (s_data ** 2)[:, None]
+        predicted = (sens ** 2) @ (sigma ** 2)
+        unexplained = np.maximum(s_model ** 2 - predicted, 0.0)
+        # where the linear sum overstates the simulated spread (saturating responses,
+        # spreads of quantiles), the carriers' shares are scaled down to it
+        scale = np.where(predicted > s_model ** 2, s_model ** 2 / np.maximum(predicted, 1e-300),
+                         1.0)
+        gain = scale[:, None] * sens ** 2 / (s_data ** 2)[:, None]
         var, _ = nnls(weight[:, None] * gain,
                       weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
         for j, p in enumerate(carriers):
@@ -403,6 +463,70 @@ def _moment_step(ev: _Evaluator, values: dict[str, float], model: dict, sens: np
     return trial
 
 
+def _configuration_step(ev: _Evaluator, trial: dict[str, float], model: dict | None,
+                        sens: np.ndarray, damping: float, s_data: np.ndarray,
+                        weight: np.ndarray) -> None:
+    """The carriers' offsets in the upper configuration (``step_<p>``, in place), by the
+    linearisation of the medians applied to each configuration's cycles: the lower ones'
+    misses move the shifts (as :func:`_moment_step` does for all cycles), the upper ones'
+    the shifts plus the offsets, so the offsets take the difference.  ``model`` None:
+    the first offsets, from the measured contrasts alone."""
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    data = ev.config.stats
+    keep = np.array([m in data for m in metrics], float)
+    a = (keep * weight)[:, None] * sens / s_data[:, None]
+
+    def solve(miss: np.ndarray) -> np.ndarray:
+        return np.linalg.lstsq(a, keep * weight * np.nan_to_num(miss) / s_data, rcond=None)[0]
+
+    if model is None:
+        step = solve(np.array([data[m]["upper"] - data[m]["lower"] if m in data else 0.0
+                               for m in metrics]))
+    else:
+        got = model["configurations"]
+        miss = np.array([[data[m][k] - got[m][k] if m in data else 0.0 for m in metrics]
+                         for k in ("lower", "upper")])
+        step = solve(miss[1]) - solve(miss[0])
+    for j, p in enumerate(carriers):
+        lo, hi = shift_bounds(p, ev.card)
+        limit = 3 * PROBE[p] if model is not None else hi - lo
+        shift = trial[f"shift_{p}"]
+        trial[f"step_{p}"] = float(np.clip(
+            trial.get(f"step_{p}", 0.0) + damping * float(np.clip(step[j], -limit, limit)),
+            lo - shift, hi - shift))
+
+
+def _geometry_scan(ev: _Evaluator, values: dict[str, float], rounds: int
+                   ) -> dict[str, float]:
+    """The CF's cell (``wcf``) in the upper configuration, by a scan of
+    :data:`GEOMETRY_GRID` and none: each with the carriers' offsets solved again (one
+    linearised step), the best refined by moment matching.  A
+    narrower cell confines the CF a SET forms: R_LRS rises while the RESET, which the
+    CF's own voltage starts, comes earlier (|V_reset| falls), so with the contact it
+    reproduces a measured configuration whose V_reset rises less than R_LRS (TUD:
+    R_LRS x2.5, V_reset x1.5), which no carrier alone can.  The cell bounds the CF only
+    below its natural width, so its response has a threshold: scanned, not linearised."""
+    metrics = ev.target.metrics
+    s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
+    weight = np.array([ev.target.weight(m) for m in metrics])
+    model = ev.stats(values)
+    sens = _sensitivities(ev, values, model)
+    best_cost, best = math.inf, values
+    # factor 1 first: the same re-solved step without the cell, so a cell that does not
+    # bind (an identical simulation) never wins
+    for factor in (1.0, *GEOMETRY_GRID):
+        trial = {**values, f"step_{GEOMETRY}": math.log(factor)}
+        got = ev.stats(trial) if factor != 1.0 else model
+        _configuration_step(ev, trial, got, sens, 1.0, s_data, weight)
+        cost = float(np.sum(ev.residual(ev.stats(trial)) ** 2))
+        if cost < best_cost:
+            best_cost, best = cost, trial
+    if ev.log:
+        ev.log(f"  the CF's cell in the upper configuration: x"
+               f"{math.exp(best[f'step_{GEOMETRY}']):.2f}")
+    return _moment_match(ev, best, rounds)
+
+
 def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
     """Linearised moment matching (:func:`_moment_step`); the sensitivities are probed
     again after every accepted step (the response is far from linear: R_LRS saturates
@@ -410,6 +534,13 @@ def _moment_match(ev: _Evaluator, values: dict[str, float], rounds: int) -> dict
     ``rounds`` counts the steps tried."""
     model = ev.stats(values)
     sens = _sensitivities(ev, values, model)
+    if ev.config is not None and not any(k.startswith("step_") for k in values):
+        # first offsets: the measured contrasts through the sensitivities
+        metrics = ev.target.metrics
+        s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
+        weight = np.array([ev.target.weight(m) for m in metrics])
+        _configuration_step(ev, values, None, sens, 1.0, s_data, weight)
+        model = ev.stats(values)
     best_cost, best = float(np.sum(ev.residual(model) ** 2)), dict(values)
     damping = 1.0
     for _ in range(rounds):
@@ -432,7 +563,8 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
                   start_sigma: Mapping[str, float] | None = None,
                   log: Callable[[str], None] | None = None,
                   carriers: dict[str, str] | None = None,
-                  slow: Mapping[str, tuple[float, float]] | None = None) -> VariationFit:
+                  slow: Mapping[str, tuple[float, float]] | None = None,
+                  config: Configurations | None = None) -> VariationFit:
     """Moment matching (:func:`_moment_match`, ``rounds`` steps), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
     values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
@@ -441,7 +573,9 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
     spreads.  Each evaluation simulates ``devices`` × ``cycles`` (default 200 × 3;
     nested, :data:`NESTED_DESIGN`).  ``carriers`` (metric -> parameter): as chosen
     already by :func:`choose_carriers`; ``slow``: the slow parts of their C2C entries
-    (parameter -> (share, memory)), held while the spreads are fitted."""
+    (parameter -> (share, memory)), held while the spreads are fitted; ``config``: two
+    configurations measured in the data (:mod:`rram.fit.modes`, not nested), whose
+    contrasts the carriers' offsets in the upper one are fitted to."""
     t0 = time.perf_counter()
     default = NESTED_DESIGN if target.design else (200, 3)
     devices, cycles = devices or default[0], cycles or default[1]
@@ -449,7 +583,8 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
         raise InputError(f"cycles {cycles}: a nested fit simulates >= 2 cycles per device")
     protocol = protocol or protocol_of(card)
     carriers = carriers or choose_carriers(target, card, protocol, seed, log=log)
-    ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log, slow)
+    config = None if target.design else config
+    ev = _Evaluator(target, carriers, card, protocol, devices, cycles, seed, log, slow, config)
     values = {}
     start = dict(start_sigma or {})
     for p in carriers.values():
@@ -458,6 +593,8 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
             values[sigma_key(p, kind)] = float(min(max(sigma, 0.0), MAX_SIGMA[p]))
         values[f"shift_{p}"] = 0.0
     values = _moment_match(ev, values, rounds)
+    if config is not None:
+        values = _geometry_scan(ev, values, rounds)
     if polish_nfev > 0:
         params = lmfit.Parameters()
         for p in carriers.values():
@@ -471,15 +608,18 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
         def residual(pars: lmfit.Parameters) -> np.ndarray:
             if ev.count >= budget:  # a hard cap on Monte Carlo runs, Jacobian included
                 raise AbortFitException(f"{polish_nfev} polish evaluations used")
-            return ev.residual(ev.stats({k: v.value for k, v in pars.items()}))
+            # the configurations' offsets held at the moment match's
+            return ev.residual(ev.stats({**values, **{k: v.value for k, v in pars.items()}}))
 
         lmfit.Minimizer(residual, params).least_squares(diff_step=0.05, x_scale="jac")
     assert ev.best is not None
-    spec = spec_from(ev.best[1], target, carriers, slow)
+    spec = spec_from(ev.best[1], target, carriers, slow, config)
     frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
     model = model_stats(frame, target)
+    if config is not None:
+        model["configurations"] = simulated_configurations(frame, config)
     return VariationFit(spec, target, ev.data, model, frame, time.perf_counter() - t0,
-                        ev.count, protocol, carriers, (devices, cycles, seed))
+                        ev.count, protocol, carriers, (devices, cycles, seed), config)
 
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
@@ -494,7 +634,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
     data["fit"] = {"carriers": fit.carriers, "weights": dict(fit.target.weights),
                    "nested": (dict(zip(("devices", "cycles"), fit.target.design,
                                        strict=True)) if fit.target.design else None),
-                   "data": {**fit.data_stats, "ranks": dict(fit.target.ranks)},
+                   "data": {**fit.data_stats, "ranks": dict(fit.target.ranks),
+                            **({"configurations": fit.config.stats} if fit.config else {})},
                    "model": fit.model_stats,
                    "ks": fit.ks(),
                    "failed_sets": {"data": (fit.target.failed_sets if math.isfinite(

@@ -10,7 +10,9 @@ The slow parts of C2C entries (``slow``, ``memory``: :mod:`rram.variation`) foll
 AR(1) path per device and entry whose innovation at cycle k comes from
 ``(device, k + 1, 3)``: the path at cycle k depends on the device's cycles 0..k only,
 so it too is the same for any chunking (:func:`slow_paths` computes it for all cycles at
-once; a single cycle alone costs k draws).
+once; a single cycle alone costs k draws).  The spec's mode path (two configurations,
+:class:`rram.variation.Mode`) is one more such path per device, from
+``(device, k + 1, 4)``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ..errors import InputError
 from ..variation import Variation, VariationSpec
 
 _BY_NAME = {p.name: p for p in PARAMETERS}
-EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3}
+EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4}
 #: Redraws before a truncated distribution gives up (a spec whose σ dwarfs the range).
 MAX_REDRAWS = 1000
 #: Redraws of the fast part of an entry with a slow part before it is held at its bound.
@@ -123,22 +125,26 @@ def _mix(z, u, share):
     return np.sqrt(1.0 - share) * z + np.sqrt(share) * u
 
 
-def _apply(v: Variation, base: float, z: float, u: float = 0.0) -> float:
-    """The value of ``v`` at its fast normal ``z`` and slow-path value ``u``."""
+def _apply(v: Variation, base: float, z: float, u: float = 0.0, upper: bool = False
+           ) -> float:
+    """The value of ``v`` at its fast normal ``z``, slow-path value ``u`` and
+    configuration (``upper``)."""
+    centre = float(v.centre(upper))
     if v.slow:
         z = float(_mix(z, u, v.slow))
     if v.distribution == "lognormal":
-        return base * math.exp(v.shift + v.sigma * z)
-    return base + v.shift + v.sigma * z
+        return base * math.exp(centre + v.sigma * z)
+    return base + centre + v.sigma * z
 
 
-def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0.0) -> float:
+def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0.0,
+               upper: bool = False) -> float:
     """A draw of ``v`` within the parameter's range (the fast part redrawn; ``u``, the
     slow path, is the device's: where it has wandered beyond the reach of the fast part,
     the parameter is held at the bound of its range)."""
     p = _BY_NAME[v.parameter]
     for _ in range(SLOW_REDRAWS if v.slow else MAX_REDRAWS):
-        value = _apply(v, base, float(rng.standard_normal()), u)
+        value = _apply(v, base, float(rng.standard_normal()), u, upper)
         if p.lower <= value <= p.upper:
             return value
     if v.slow:
@@ -149,33 +155,42 @@ def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0
 
 def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: int
                ) -> np.ndarray:
-    """The slow paths u (devices × cycles × C2C entries, in :meth:`VariationSpec.of_kind`
-    order; 0 for an entry without a slow part): u_0 standard normal, then
+    """The slow paths u (devices × cycles × (C2C entries + 1), in
+    :meth:`VariationSpec.of_kind` order, 0 for an entry without a slow part; last the
+    spec's mode path, 0 without a mode): u_0 standard normal, then
     u_k = φ·u_(k−1) + √(1 − φ²)·η_k, so every u_k is standard normal."""
     _check_seed(seed)
     c2c = spec.of_kind("c2c")
-    out = np.zeros((len(devices), int(cycles), len(c2c)))
+    out = np.zeros((len(devices), int(cycles), len(c2c) + 1))
     slow = [k for k, v in enumerate(c2c) if v.slow]
-    if not slow or not cycles:
-        return out
-    phi = np.array([c2c[k].phi for k in slow])
-    eta = np.empty((len(devices), len(slow)))
-    for cycle in range(int(cycles)):
-        for i, rng in enumerate(_generators(seed, devices, cycle, "slow")):
-            eta[i] = rng.standard_normal(len(slow))
-        out[:, cycle, slow] = eta if cycle == 0 else \
-            phi * out[:, cycle - 1, slow] + np.sqrt(1.0 - phi**2) * eta
+    if slow and cycles:
+        _ar1(out, slow, np.array([c2c[k].phi for k in slow]), seed, devices, "slow")
+    if spec.mode is not None and cycles:
+        _ar1(out, [len(c2c)], np.array([spec.mode.phi]), seed, devices, "mode")
     return out
+
+
+def _ar1(out: np.ndarray, columns: list[int], phi: np.ndarray, seed: int,
+         devices: Sequence[int], event: str) -> None:
+    """Stationary AR(1) paths into ``out[:, :, columns]``, innovations from ``event``'s
+    streams."""
+    eta = np.empty((len(devices), len(columns)))
+    for cycle in range(out.shape[1]):
+        for i, rng in enumerate(_generators(seed, devices, cycle, event)):
+            eta[i] = rng.standard_normal(len(columns))
+        out[:, cycle, columns] = eta if cycle == 0 else \
+            phi * out[:, cycle - 1, columns] + np.sqrt(1.0 - phi**2) * eta
 
 
 def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
                devices: Sequence[int], cycle: int, event: str,
-               slow: np.ndarray | None = None) -> None:
+               slow: np.ndarray | None = None, upper: np.ndarray | None = None) -> None:
     """Apply the variations ``vs`` (one per parameter, in order) to ``out`` in place: the
     same values as :func:`_truncated` one device and one variation at a time, computed
     for all devices at once from their first ``len(vs)`` normals; a device with a draw
     outside its range is redrawn one at a time from its own stream.  ``slow``: the
-    devices' slow-path values of ``vs`` (devices × len(vs)), if any has a slow part."""
+    devices' slow-path values of ``vs`` (devices × len(vs)), if any has a slow part;
+    ``upper``: whether each device is in the upper configuration (the spec's mode)."""
     z = np.empty((len(devices), len(vs)))
     for i, rng in enumerate(_generators(seed, devices, cycle, event)):
         z[i] = rng.standard_normal(len(vs))
@@ -185,10 +200,11 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
     drawn = []
     for k, v in enumerate(vs):
         base = out[v.parameter]
+        centre = v.centre(upper) if upper is not None else v.shift
         if v.distribution == "lognormal":
-            value = base * np.exp(v.shift + v.sigma * z[:, k])
+            value = base * np.exp(centre + v.sigma * z[:, k])
         else:
-            value = base + v.shift + v.sigma * z[:, k]
+            value = base + centre + v.sigma * z[:, k]
         p = _BY_NAME[v.parameter]
         redraw |= ~((p.lower <= value) & (value <= p.upper))
         drawn.append(value)
@@ -198,7 +214,8 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
         rng = _stream(seed, devices[i], cycle, event)
         for k, v in enumerate(vs):
             u = 0.0 if slow is None else float(slow[i, k])
-            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng, u)
+            up = False if upper is None else bool(upper[i])
+            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng, u, up)
 
 
 def _check_seed(seed: int) -> None:
@@ -224,15 +241,17 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     """Parameter values in effect for ``devices`` during ``event`` (``set``/``reset``) of
     ``cycle``: the base value with the device's D2D draw, then the event's C2C draw.
     ``d2d``: the devices' :func:`draw_d2d` values, if already drawn; ``slow``: their
-    :func:`slow_paths` at ``cycle`` (devices × C2C entries), if already computed."""
+    :func:`slow_paths` at ``cycle`` (devices × (C2C entries + 1)), if already computed."""
     _check_seed(seed)
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     c2c = spec.of_kind("c2c")
-    if not any(v.slow for v in c2c):
+    if not any(v.slow for v in c2c) and spec.mode is None:
         slow = None
     elif slow is None:
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
+    upper = None if spec.mode is None else slow[:, len(c2c)] > spec.mode.threshold
     if c2c:
-        _apply_all(c2c, out, seed, devices, cycle, event, slow)
+        _apply_all(c2c, out, seed, devices, cycle, event,
+                   None if slow is None else slow[:, :len(c2c)], upper)
     return out
