@@ -19,8 +19,9 @@ from rram.fit.cycles import load_scatter, scatter_sigmas
 from rram.fit.data import IVCurve, load_distribution, load_iv
 from rram.fit.iv import MAX_RMS_DEC, LoopFit, fit_loop
 from rram.fit.loop import MeasuredLoop, build_loops
+from rram.fit.matching import Evaluator
 from rram.fit.recipe import Recipe, Stage, default_recipe, load_recipe
-from rram.fit.variation import _Evaluator, target_of
+from rram.fit.variation import target_of
 from rram.variation import Variation, VariationSpec, default_variation, load_variation
 
 SWEEP = [0.0, -0.5, -1.0, -1.5, -1.0, -0.5, 0.0]
@@ -186,7 +187,7 @@ def test_a_tie_heavy_metric_is_floored_at_its_resolution_and_fits_without_crashi
     target = target_of(load_distribution(path))
     spread = target.stats()["v_reset_V"]["spread"]
     assert spread == pytest.approx(0.1 / math.sqrt(12))
-    ev = _Evaluator(target, {}, default_card(), None, 1, 1, 1, None)
+    ev = Evaluator(target, {}, default_card(), None, 1, 1, 1, None)
     model = {m: {"median": s["median"] * 1.1, "spread": s["spread"] * 2,
                  "quantiles": [q + 0.1 for q in s["quantiles"]]}
              for m, s in target.stats().items()}

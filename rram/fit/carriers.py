@@ -1,0 +1,169 @@
+"""The carriers of measured variation and the simulation a variation fit evaluates.
+
+Which card parameter carries each measured metric (:data:`CANDIDATES`, chosen on the card
+by :func:`choose_carriers`), their distributions and ranges, the measurement protocol a
+fitted card stands for, the Monte Carlo run of a candidate spec (:func:`simulate_metrics`)
+and its statistics (:func:`model_stats`), and the spec a set of fitted values stands for
+(:func:`spec_from`).  :mod:`rram.fit.variation` fits them (the physics of each carrier is
+in its docstring).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..mc import MonteCarlo, run_devices
+from ..mc.run import Protocol
+from ..params import Card
+from ..variation import Mode, Variation, VariationSpec
+from .drift import with_slow
+from .modes import Configurations
+from .target import LOG_METRICS, Target, rank_correlations, stats_of
+
+#: The physical causes each metric may be carried by, in order of preference.
+CANDIDATES = {"r_lrs_ohm": ("rtop", "kth", "fw"), "r_hrs_ohm": ("deh",),
+              "v_set_V": ("dea",), "v_reset_V": ("dei", "deh")}
+DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal", "rtop": "lognormal",
+                "deh": "normal", "dea": "normal", "dei": "normal"}
+#: Starting spreads, largest spreads and probe steps of each carrier (its units; ln for
+#: the lognormal ones).
+START_SIGMA = {"fw": 0.3, "kwr": 0.3, "kth": 0.3, "rtop": 0.5, "deh": 0.05, "dea": 0.05,
+               "dei": 0.1}
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "rtop": 2.0, "deh": 0.4, "dea": 0.4,
+             "dei": 0.4}
+PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "rtop": 0.3, "deh": 0.05, "dea": 0.05,
+         "dei": 0.05}
+#: A carrier must move its metric's median by this many of the data's spreads per probe.
+MIN_SENSITIVITY = 0.05
+#: The geometry of a configuration (:func:`rram.fit.matching.geometry_scan`): the CF's cell.
+GEOMETRY = "wcf"
+
+
+
+def protocol_of(card: Card) -> Protocol:
+    """The measurement protocol a fitted card was fitted to (its ``fit`` metadata), or
+    the default DC sweep."""
+    fit = card.meta.get("fit") if isinstance(card.meta, Mapping) else None
+    p = fit.get("protocol") if isinstance(fit, Mapping) else None
+    if not p:
+        return Protocol()
+    return Protocol(circuit="compliance", v_set=p["v_set"], v_reset=p["v_reset"],
+                    rate=p["rate"], icc_set=p["icc_set"], v_read=p.get("v_read", 0.2))
+
+
+def centre(m: str, stats: dict) -> float:
+    """A metric's centre as the fit matches it: ln of the median for resistances."""
+    return math.log(stats[m]["median"]) if m in LOG_METRICS else stats[m]["median"]
+
+
+def choose_carriers(target: Target, card: Card, protocol: Protocol, seed: int = 1,
+                    devices: int = 16, cycles: int = 2,
+                    log: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Metric -> carrier: each metric gets the candidate that moves it most (one probe
+    run per candidate, no spread, its shift at :data:`PROBE`), each carrier serves one
+    metric.  Which cause acts depends on the card: a card whose LRS follows the
+    lateral-growth field rather than the CF's heating has it carried by ``fw``."""
+    data = target.stats()
+    base = stats_of(_frame_metrics(simulate_metrics(card, VariationSpec(()), protocol,
+                                                    devices, cycles, seed), target))
+    scores = []
+    for p in dict.fromkeys(c for m in target.metrics for c in CANDIDATES[m]):
+        spec = VariationSpec((Variation(p, "c2c", DISTRIBUTION[p], 0.0, shift=PROBE[p]),))
+        probed = stats_of(_frame_metrics(simulate_metrics(card, spec, protocol, devices,
+                                                          cycles, seed), target))
+        for m in target.metrics:
+            if p in CANDIDATES[m]:
+                moved = abs(centre(m, probed) - centre(m, base))
+                scores.append((moved / max(data[m]["spread"], 1e-12), m, p))
+    chosen: dict[str, str] = {}
+    for score, m, p in sorted(scores, reverse=True):
+        if m not in chosen and p not in chosen.values() and score >= MIN_SENSITIVITY:
+            chosen[m] = p
+    missing = [m for m in target.metrics if m not in chosen]
+    if missing:
+        tried = ", ".join(c for m in missing for c in CANDIDATES[m])
+        raise InputError(f"{', '.join(missing)}: no carrier ({tried}) moves it at this "
+                         "card under the measured protocol; refit the card or drop the "
+                         "metric")
+    if log:
+        log("carriers: " + ", ".join(f"{m} <- {p}" for m, p in chosen.items()))
+    return {m: chosen[m] for m in target.metrics}
+
+
+def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]:
+    return {m: frame[m].to_numpy(float) for m in target.metrics}
+
+
+def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict]:
+    """:func:`stats_of` a simulated frame, nested like the target's, and under
+    ``"ranks"`` the rank correlations the target measured."""
+    devices = {m: frame["device"].to_numpy() for m in target.metrics}
+    out: dict[str, dict] = stats_of(_frame_metrics(frame, target),
+                                    devices if target.design else None)
+    ranks = rank_correlations(frame)
+    out["ranks"] = {k: ranks.get(k, float("nan")) for k, _ in target.ranks}
+    return out
+
+
+def sigma_key(p: str, kind: str) -> str:
+    """The fitted value of carrier ``p``'s σ of ``kind`` (``""``: the total σ)."""
+    return f"sigma_{kind}_{p}" if kind else f"sigma_{p}"
+
+
+def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str],
+              slow: Mapping[str, tuple[float, float]] | None = None,
+              config: Configurations | None = None) -> VariationSpec:
+    """Variation entries from fitted ``shift_<p>``/``sigma_<p>`` values (nested:
+    ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry); ``slow``: the
+    (share, memory) of the C2C entries' slow parts (:func:`rram.fit.drift.with_slow`);
+    ``config``: two measured configurations, the C2C entries offset in the upper one by
+    the fitted ``step_<p>`` (none while every step is 0)."""
+    out = []
+    for metric, p in carriers.items():
+        dist = DISTRIBUTION[p]
+        if target.design:
+            out += [Variation(p, "d2d", dist, values[sigma_key(p, "d2d")],
+                              f"fitted: spread of the device medians ({metric})",
+                              values[f"shift_{p}"]),
+                    Variation(p, "c2c", dist, values[sigma_key(p, "c2c")],
+                              f"fitted: spread within devices ({metric})")]
+            continue
+        sigma, shift = values[f"sigma_{p}"], values[f"shift_{p}"]
+        c2c = target.c2c_fraction(metric)
+        if c2c < 1.0:
+            out.append(Variation(p, "d2d", dist, sigma * math.sqrt(1 - c2c),
+                                 f"fitted: spread between devices ({metric})", shift))
+            shift = 0.0
+        out.append(Variation(p, "c2c", dist, sigma * math.sqrt(c2c),
+                             f"fitted: spread from cycle to cycle ({metric})", shift))
+    spec = with_slow(VariationSpec(tuple(out)), dict(slow or {}))
+    steps = {p: values.get(f"step_{p}", 0.0) for p in carriers.values()}
+    if config is None or not any(steps.values()):
+        return spec
+    geometry = values.get(f"step_{GEOMETRY}", 0.0)
+    extra = (Variation(GEOMETRY, "c2c", "lognormal", 0.0, "fitted: the CF's cell in the "
+                       "upper configuration", mode_step=geometry),) if geometry else ()
+    return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter])
+                               if v.kind == "c2c" and v.parameter in steps else v
+                               for v in spec.variations) + extra,
+                         Mode(round(config.modes.share, 4), config.memory))
+
+
+
+def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, devices: int,
+                     cycles: int, seed: int) -> pd.DataFrame:
+    mc = MonteCarlo(card=card, spec=spec, devices=devices, cycles=cycles, seed=seed,
+                    protocol=protocol)
+    frame = run_devices(mc, range(devices))
+    return frame[frame["converged"]]
+
+
+__all__ = ["CANDIDATES", "DISTRIBUTION", "GEOMETRY", "MAX_SIGMA", "MIN_SENSITIVITY", "PROBE",
+           "START_SIGMA", "centre", "choose_carriers", "model_stats", "protocol_of",
+           "sigma_key", "simulate_metrics", "spec_from"]

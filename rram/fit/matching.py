@@ -1,0 +1,294 @@
+"""The moment matching of :func:`rram.fit.variation.fit_variation`.
+
+An :class:`Evaluator` runs the Monte Carlo of a set of fitted values and scores it
+against the data; :func:`moment_match` takes linearised steps on the carriers' shifts
+and spreads (and, with two configurations, their offsets in the upper one) with
+sensitivities probed by simulation; :func:`geometry_scan` fits the CF's cell in the upper
+configuration, whose response has a threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from ..mc.run import Protocol
+from ..params import Card
+from .carriers import (
+    DISTRIBUTION,
+    GEOMETRY,
+    MAX_SIGMA,
+    PROBE,
+    centre,
+    model_stats,
+    sigma_key,
+    simulate_metrics,
+    spec_from,
+)
+from .modes import Configurations, simulated_configurations
+from .target import LOG_METRICS, Target
+
+#: Mismatch units: a quantile in fifths of the metric's measured spread, a rank
+#: correlation in steps of 0.05 (medians and spreads: 5 %, see ``Evaluator.residual``).
+QUANTILE_UNIT = 0.2
+RANK_UNIT = 0.05
+#: The factors on the cell :func:`geometry_scan` tries.
+GEOMETRY_GRID = (0.6, 0.5, 0.42, 0.36, 0.3)
+
+
+def contrast(model: dict, metric: str) -> float:
+    """A metric's median in the upper configuration less that in the lower, simulated."""
+    got = model["configurations"][metric]
+    return got["upper"] - got["lower"]
+
+
+class Evaluator:
+    """Monte Carlo statistics of a set of fitted values, counted, and the best so far."""
+
+    def __init__(self, target: Target, carriers: dict[str, str], card: Card,
+                 protocol: Protocol, devices: int, cycles: int, seed: int,
+                 log: Callable[[str], None] | None,
+                 slow: Mapping[str, tuple[float, float]] | None = None,
+                 config: Configurations | None = None):
+        self.target, self.carriers, self.card, self.protocol = target, carriers, card, protocol
+        self.devices, self.cycles, self.seed, self.log = devices, cycles, seed, log
+        self.slow = dict(slow or {})
+        self.config = config
+        self.data = target.stats()
+        self.count = 0
+        self.best: tuple[float, dict[str, float]] | None = None
+
+    def stats(self, values: dict[str, float]) -> dict:
+        frame = simulate_metrics(self.card, spec_from(values, self.target, self.carriers,
+                                                      self.slow, self.config),
+                                 self.protocol, self.devices, self.cycles, self.seed)
+        self.count += 1
+        model = model_stats(frame, self.target)
+        if self.config is not None:
+            model["configurations"] = simulated_configurations(frame, self.config)
+        cost = float(np.sum(self.residual(model) ** 2))
+        if self.best is None or cost < self.best[0]:
+            self.best = (cost, dict(values))
+        if self.log:
+            self.log(f"  evaluation {self.count}: " + ", ".join(
+                f"{m} {model[m]['median']:.4g}/{model[m]['spread']:.3g}"
+                for m in self.target.metrics))
+        return model
+
+    def residual(self, model: dict) -> np.ndarray:
+        """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
+        spread (5 % of it; nested: within and between) mismatches, then the
+        :data:`QUANTILES` (of ln R for resistances; :data:`QUANTILE_UNIT` of the
+        measured spread), times the metric's weight; then the rank correlations
+        (:data:`RANK_UNIT`); last, with two configurations, each metric's contrast
+        between them (as a quantile)."""
+        r = []
+        for m in self.target.metrics:
+            d, s, w = self.data[m], model[m], self.target.weight(m)
+            if m in LOG_METRICS:
+                r.append(w * math.log(s["median"] / d["median"]) / 0.05)
+            else:
+                r.append(w * (s["median"] - d["median"]) / (0.05 * d["spread"]))
+            for name, _ in self.target.spreads:
+                r.append(w * (s[name] / d[name] - 1) / 0.05)
+            r += list(w * (np.array(s["quantiles"]) - d["quantiles"])
+                      / (QUANTILE_UNIT * d["spread"]))
+        r += [(model["ranks"][k] - rho) / RANK_UNIT for k, rho in self.target.ranks]
+        if self.config is not None:  # the configurations' contrasts, as quantiles
+            r += [(contrast(model, m) - c) / (QUANTILE_UNIT * self.data[m]["spread"])
+                  for m, c in self.config.contrast.items() if m in self.data]
+        return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
+
+
+def shift_bounds(p: str, card: Card) -> tuple[float, float]:
+    """The shifts that keep a carrier's centre inside its parameter range (its units, or
+    ln for a lognormal carrier), with a margin: a centre at the edge of the range leaves
+    no room for the truncated draws."""
+    param = card.parameter(p)
+    base = card[p]
+    if DISTRIBUTION[p] == "lognormal":
+        lo = math.log(param.lower / base) if param.lower > 0 else -3 * MAX_SIGMA[p]
+        hi = math.log(param.upper / base) if math.isfinite(param.upper) else 3 * MAX_SIGMA[p]
+    else:
+        lo, hi = param.lower - base, param.upper - base
+    lo, hi = max(lo, -3 * MAX_SIGMA[p]), min(hi, 3 * MAX_SIGMA[p])
+    return 0.9 * lo, 0.9 * hi
+
+
+def sensitivities(ev: Evaluator, values: dict[str, float], model: dict) -> np.ndarray:
+    """d(centre of metric)/d(shift of carrier), metrics × carriers: one probe run per
+    carrier.  Every metric is read, not only the carrier's own: the carriers couple."""
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    sens = np.zeros((len(metrics), len(carriers)))
+    for j, p in enumerate(carriers):
+        probe = dict(values)
+        probe[f"shift_{p}"] += PROBE[p]
+        probed = ev.stats(probe)
+        for i, m in enumerate(metrics):
+            sens[i, j] = (centre(m, probed) - centre(m, model)) / PROBE[p]
+    return sens
+
+
+def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.ndarray,
+                 damping: float) -> dict[str, float]:
+    """One linearised step on all medians and spreads together.
+
+    Medians: least squares of ``sens``·Δshift = data − model, each metric in units of its
+    measured spread.  Spreads: variances add, spread_m² = b_m² + Σ_p (sens_mp·σ_p)², with
+    b_m² the part no carrier explains (``unexplained``, calibrated at the current point);
+    the σ_p² ≥ 0 that best give the measured spreads (relative, non-negative least
+    squares).  A
+    carrier that widens two metrics is thus shared out between them, instead of each
+    metric pulling its own carrier.  Where the sum overstates the simulated spread
+    (a saturating response), the carriers' terms are scaled down to it.
+    """
+    from scipy.optimize import nnls
+
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    data = ev.data
+    s_data = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
+    weight = np.array([ev.target.weight(m) for m in metrics])
+    miss = np.array([centre(m, data) - centre(m, model) for m in metrics]) / s_data
+    if ev.config is not None:  # the shifts place the lower configuration, the rest follow
+        got, cfg = model["configurations"], ev.config.stats
+        miss = np.array([(cfg[m]["lower"] - got[m]["lower"]) / s if m in cfg else x
+                         for m, s, x in zip(metrics, s_data, miss, strict=True)])
+    step = np.linalg.lstsq(weight[:, None] * sens / s_data[:, None], weight * miss,
+                           rcond=None)[0]
+    trial = dict(values)
+    for j, p in enumerate(carriers):
+        limit = 3 * PROBE[p]
+        lo, hi = shift_bounds(p, ev.card)
+        trial[f"shift_{p}"] = float(np.clip(
+            trial[f"shift_{p}"] + damping * float(np.clip(step[j], -limit, limit)), lo, hi))
+    if ev.config is not None:
+        configuration_step(ev, trial, model, sens, damping, s_data, weight)
+    # nested: the spreads within devices by the C2C σ, of the medians by the D2D σ
+    for name, kind in ev.target.spreads:
+        s_data = np.array([max(data[m][name], 1e-12) for m in metrics])
+        s_model = np.array([model[m][name] for m in metrics])
+        if ev.config is not None and name == "spread":  # the carriers' σ: within the
+            cfg, got = ev.config.stats, model["configurations"]  # lower configuration
+            s_data = np.array([max(cfg[m]["spread"], 1e-12) if m in cfg else x
+                               for m, x in zip(metrics, s_data, strict=True)])
+            s_model = np.array([got[m]["spread"] if m in cfg else x
+                                for m, x in zip(metrics, s_model, strict=True)])
+        sigma = np.array([values[sigma_key(p, kind)] for p in carriers])
+        predicted = (sens ** 2) @ (sigma ** 2)
+        unexplained = np.maximum(s_model ** 2 - predicted, 0.0)
+        # where the linear sum overstates the simulated spread (saturating responses,
+        # spreads of quantiles), the carriers' shares are scaled down to it
+        scale = np.where(predicted > s_model ** 2, s_model ** 2 / np.maximum(predicted, 1e-300),
+                         1.0)
+        gain = scale[:, None] * sens ** 2 / (s_data ** 2)[:, None]
+        var, _ = nnls(weight[:, None] * gain,
+                      weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
+        for j, p in enumerate(carriers):
+            target = min(math.sqrt(var[j]), MAX_SIGMA[p])
+            # damped in the log: a spread far too wide pushes devices out of switching
+            ratio = float(np.clip(target / max(sigma[j], 1e-6), 0.5, 2.0)) if target > 0 \
+                else 0.5
+            trial[sigma_key(p, kind)] = float(np.clip(sigma[j] * ratio ** damping, 0.0,
+                                                      MAX_SIGMA[p]))
+    return trial
+
+
+def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | None,
+                        sens: np.ndarray, damping: float, s_data: np.ndarray,
+                        weight: np.ndarray) -> None:
+    """The carriers' offsets in the upper configuration (``step_<p>``, in place), by the
+    linearisation of the medians applied to each configuration's cycles: the lower ones'
+    misses move the shifts (as :func:`moment_step` does for all cycles), the upper ones'
+    the shifts plus the offsets, so the offsets take the difference.  ``model`` None:
+    the first offsets, from the measured contrasts alone."""
+    metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    data = ev.config.stats
+    keep = np.array([m in data for m in metrics], float)
+    a = (keep * weight)[:, None] * sens / s_data[:, None]
+
+    def solve(miss: np.ndarray) -> np.ndarray:
+        return np.linalg.lstsq(a, keep * weight * np.nan_to_num(miss) / s_data, rcond=None)[0]
+
+    if model is None:
+        step = solve(np.array([data[m]["upper"] - data[m]["lower"] if m in data else 0.0
+                               for m in metrics]))
+    else:
+        got = model["configurations"]
+        miss = np.array([[data[m][k] - got[m][k] if m in data else 0.0 for m in metrics]
+                         for k in ("lower", "upper")])
+        step = solve(miss[1]) - solve(miss[0])
+    for j, p in enumerate(carriers):
+        lo, hi = shift_bounds(p, ev.card)
+        limit = 3 * PROBE[p] if model is not None else hi - lo
+        shift = trial[f"shift_{p}"]
+        trial[f"step_{p}"] = float(np.clip(
+            trial.get(f"step_{p}", 0.0) + damping * float(np.clip(step[j], -limit, limit)),
+            lo - shift, hi - shift))
+
+
+def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int
+                   ) -> dict[str, float]:
+    """The CF's cell (``wcf``) in the upper configuration, by a scan of
+    :data:`GEOMETRY_GRID` and none: each with the carriers' offsets solved again (one
+    linearised step), the best refined by moment matching.  A
+    narrower cell confines the CF a SET forms: R_LRS rises while the RESET, which the
+    CF's own voltage starts, comes earlier (|V_reset| falls), so with the contact it
+    reproduces a measured configuration whose V_reset rises less than R_LRS (TUD:
+    R_LRS x2.5, V_reset x1.5), which no carrier alone can.  The cell bounds the CF only
+    below its natural width, so its response has a threshold: scanned, not linearised."""
+    metrics = ev.target.metrics
+    s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
+    weight = np.array([ev.target.weight(m) for m in metrics])
+    model = ev.stats(values)
+    sens = sensitivities(ev, values, model)
+    best_cost, best = math.inf, values
+    # factor 1 first: the same re-solved step without the cell, so a cell that does not
+    # bind (an identical simulation) never wins
+    for factor in (1.0, *GEOMETRY_GRID):
+        trial = {**values, f"step_{GEOMETRY}": math.log(factor)}
+        got = ev.stats(trial) if factor != 1.0 else model
+        configuration_step(ev, trial, got, sens, 1.0, s_data, weight)
+        cost = float(np.sum(ev.residual(ev.stats(trial)) ** 2))
+        if cost < best_cost:
+            best_cost, best = cost, trial
+    if ev.log:
+        ev.log(f"  the CF's cell in the upper configuration: x"
+               f"{math.exp(best[f'step_{GEOMETRY}']):.2f}")
+    return moment_match(ev, best, rounds)
+
+
+def moment_match(ev: Evaluator, values: dict[str, float], rounds: int) -> dict[str, float]:
+    """Linearised moment matching (:func:`moment_step`); the sensitivities are probed
+    again after every accepted step (the response is far from linear: R_LRS saturates
+    as ``kth`` grows), and the step is halved whenever a round makes the match worse.
+    ``rounds`` counts the steps tried."""
+    model = ev.stats(values)
+    sens = sensitivities(ev, values, model)
+    if ev.config is not None and not any(k.startswith("step_") for k in values):
+        # first offsets: the measured contrasts through the sensitivities
+        metrics = ev.target.metrics
+        s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
+        weight = np.array([ev.target.weight(m) for m in metrics])
+        configuration_step(ev, values, None, sens, 1.0, s_data, weight)
+        model = ev.stats(values)
+    best_cost, best = float(np.sum(ev.residual(model) ** 2)), dict(values)
+    damping = 1.0
+    for _ in range(rounds):
+        trial = moment_step(ev, best, model, sens, damping)
+        trial_model = ev.stats(trial)
+        cost = float(np.sum(ev.residual(trial_model) ** 2))
+        if cost < best_cost:
+            best_cost, best, model = cost, trial, trial_model
+            if np.all(np.abs(ev.residual(model)) <= 1.0):  # all within 5 %
+                break
+            sens = sensitivities(ev, best, model)
+        else:
+            damping *= 0.5
+    return best
+
+
+__all__ = ["GEOMETRY_GRID", "QUANTILE_UNIT", "RANK_UNIT", "Evaluator", "configuration_step",
+           "contrast", "geometry_scan", "moment_match", "moment_step", "sensitivities",
+           "shift_bounds"]
