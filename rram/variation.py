@@ -18,10 +18,10 @@ and u a stationary AR(1) path over the device's cycles, u_k = φ·u_(k−1) + �
 φ = exp(−1/memory): z stays standard normal, so the distribution over devices and cycles
 is the same, but each device's record drifts (:mod:`rram.mc.draws`).
 
-A spec may also have two configurations, its :class:`Mode`: a share of the cycles, those
-whose mode path (an AR(1) path of its own, with its own memory) is above the normal
-quantile Φ⁻¹(1 − share), is in the upper configuration, where each C2C entry's centre
-is ``shift + mode_step`` instead of ``shift``.  This is a cell whose CF forms in one of
+A spec may also have two configurations, its :class:`Mode`: a share of the cycles is in
+the upper configuration, each device switching between the two as a Markov chain with
+a correlation time (``memory``, cycles), and there each C2C entry's centre is
+``shift + mode_step`` instead of ``shift``.  This is a cell whose CF forms in one of
 two configurations and stays in one for many cycles: the TUD cell's upper LRS mode
 (~30 % of the cycles, ~2.5× the resistance, cycles ~600–925) comes with a higher
 V_reset, a higher HRS and a higher |V_set|, all at once, which neither a unimodal
@@ -38,7 +38,6 @@ import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 
@@ -161,9 +160,10 @@ class Variation:
 
 @dataclass(frozen=True)
 class Mode:
-    """Two configurations of a cell: ``share`` (0–1) of its cycles in the upper one,
-    which lasts: a device's mode path is an AR(1) path with correlation time ``memory``
-    (cycles), in the upper configuration above Φ⁻¹(1 − share)."""
+    """Two configurations of a cell: ``share`` (0–1) of its cycles in the upper one; a
+    device switches between them as a two-state Markov chain whose configuration
+    correlates as exp(−k/``memory``) over k cycles (:attr:`rates`; a stay in the upper
+    one lasts memory/(1 − share) cycles on average)."""
 
     share: float
     memory: float
@@ -177,14 +177,12 @@ class Mode:
                              f"{MAX_MEMORY:g}], got {self.memory!r}")
 
     @property
-    def threshold(self) -> float:
-        """The mode path's value above which a cycle is in the upper configuration."""
-        return NormalDist().inv_cdf(1.0 - self.share)
-
-    @property
-    def phi(self) -> float:
-        """Correlation of the mode path from one cycle to the next, exp(−1/memory)."""
-        return math.exp(-1.0 / self.memory)
+    def rates(self) -> tuple[float, float]:
+        """(P(upper → lower), P(lower → upper)) per cycle: their sum is 1 − λ with
+        λ = exp(−1/memory), the chain's correlation from one cycle to the next, and the
+        stationary share of the upper configuration is ``share``."""
+        rate = 1.0 - math.exp(-1.0 / self.memory)
+        return (1.0 - self.share) * rate, self.share * rate
 
 
 #: Longest correlation time of a slow part (cycles): beyond any measured record.

@@ -110,9 +110,9 @@ MODES = VariationSpec((Variation("rtop", "c2c", "lognormal", 0.1, mode_step=1.0)
 
 
 def test_a_mode_puts_its_share_of_cycles_in_the_upper_configuration_and_lasts():
-    """30 % of the cycles, those whose mode path is above Φ⁻¹(0.7), are in the upper
-    configuration: every entry with a mode_step moves there together (rtop by 1 in ln,
-    dei by 0.2 eV), the others do not, and a device stays in it for many cycles."""
+    """30 % of the cycles are in the upper configuration: every entry with a mode_step
+    moves there together (rtop by 1 in ln, dei by 0.2 eV), the others do not, and a
+    device stays in it for many cycles (its configuration correlates as e^(-k/100))."""
     from rram.mc.draws import slow_paths
 
     base = dict(default_card().values)
@@ -128,6 +128,10 @@ def test_a_mode_puts_its_share_of_cycles_in_the_upper_configuration_and_lasts():
     assert np.array_equal(upper, dei > 0.1)  # one configuration for every entry
     assert abs(np.median(dea[upper]) - np.median(dea[~upper])) < 0.005
     assert np.mean(upper[1:] != upper[:-1]) < 0.05  # independent cycles: 42 %
+    # a Markov chain whose configuration correlates as exp(-k/memory)
+    state = paths[:, :, -1].T
+    lag = np.corrcoef(state[:-10].ravel(), state[10:].ravel())[0, 1]
+    assert lag == pytest.approx(np.exp(-10 / 100), abs=0.05)
     # the one-at-a-time definition
     assert _apply(MODES.variations[0], base["rtop"], 0.0, 0.0, True) == pytest.approx(
         base["rtop"] * np.e)

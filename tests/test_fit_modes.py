@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rram.fit.data import load_distribution
@@ -24,6 +25,11 @@ def test_a_mixture_of_two_normals_is_recovered_and_one_normal_is_not_bimodal():
     tail = np.concatenate([rng.normal(0, 0.6, 850), rng.normal(1.5, 0.9, 150)])
     assert not mixture(tail).bimodal
     assert mixture(np.ones(50)) is None and mixture(x[:5]) is None
+    # a component collapsed onto repeated values (a clipped or rounded sample) is no mode
+    one = rng.normal(0, 1, 2000)
+    for sample in (np.minimum(one, np.quantile(one, 0.9)), np.round(one, 1)):
+        m = mixture(sample)
+        assert m is None or not m.bimodal
 
 
 def test_the_tud_lrs_is_bimodal_and_the_hrs_is_not():
@@ -59,6 +65,15 @@ def test_the_tud_record_has_two_configurations_that_move_every_metric():
     assert c["v_reset_V"] == pytest.approx(0.36, abs=0.05)
     assert config.stats["v_reset_V"]["spread"] < 0.2  # the lower configuration's alone
     assert measured_configurations(rows, carriers, {}).memory < 1e-2
+    # too few cycles (4) in the upper configuration to take its medians: none
+    rng = np.random.default_rng(2)
+    lrs = np.exp(np.concatenate([rng.normal(7.2, 0.1, 32), rng.normal(8.2, 0.1, 4)]))
+    cycles = np.arange(36)
+    few = {"r_lrs_ohm": pd.DataFrame({"device": "d", "cycle": cycles, "value": lrs}),
+           "v_reset_V": pd.DataFrame({"device": "d", "cycle": cycles,
+                                      "value": 0.7 + 0.4 * (lrs > 2500)})}
+    assert mixture(np.log(lrs)).bimodal
+    assert measured_configurations(few, carriers, {}) is None
 
 
 @pytest.mark.slow

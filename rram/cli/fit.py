@@ -164,7 +164,8 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
                    "drifting device records).")
 @click.option("--modes/--no-modes", default=True, show_default=True,
               help="When a resistance is bimodal (a cell in one of two configurations for "
-                   "many cycles at a time), fit every carrier's offset in the upper one.")
+                   "many cycles at a time), fit every carrier's offset in the upper one and "
+                   "the CF's cell (wcf) there.")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,

@@ -144,9 +144,9 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
                              f"fitted: spread from cycle to cycle ({metric})", shift))
     spec = with_slow(VariationSpec(tuple(out)), dict(slow or {}))
     steps = {p: values.get(f"step_{p}", 0.0) for p in carriers.values()}
-    if config is None or not any(steps.values()):
-        return spec
     geometry = values.get(f"step_{GEOMETRY}", 0.0)
+    if config is None or not (any(steps.values()) or geometry):
+        return spec
     extra = (Variation(GEOMETRY, "c2c", "lognormal", 0.0, "fitted: the CF's cell in the "
                        "upper configuration", mode_step=geometry),) if geometry else ()
     return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter])

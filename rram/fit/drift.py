@@ -254,7 +254,9 @@ def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data:
     correlation of the metric its carrier serves is the data's.  A carrier makes only
     part of its metric's variance, and the metric's correlation is not linear in the
     share, so each share is found by regula falsi (Illinois) on [0, :data:`MAX_SHARE`]
-    (lag-1 0 at share 0), all carriers at once, :data:`SHARE_STEPS` simulated records of
+    (lag-1 0 at share 0, or with the spec's configurations what they alone give; a
+    carrier whose metric they make as persistent as measured gets no slow part), all
+    carriers at once, :data:`SHARE_STEPS` simulated records of
     ``cycles`` cycles, the measured record's length (a slow part's share of a record's
     variance grows with its length).  A carrier whose metric (measured, or simulated at
     the largest share) correlates below :data:`RHO_MIN` gets no slow part."""
@@ -268,8 +270,18 @@ def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data:
     top = _with_shares(spec, {p: MAX_SHARE for p in served})
     rho = model_drift_stats(card, top, protocol, cycles, seed)
     served = {p: m for p, m in served.items() if rho[m]["lag1"] > RHO_MIN}
-    # brackets (share, lag-1 minus the target): below at share 0, above at the largest
-    lo = {p: [0.0, -target[p]] for p in served}
+    # brackets (share, lag-1 minus the target): below at share 0 (lag-1 0, or what the
+    # spec's configurations alone give it), above at the largest
+    floor = dict.fromkeys(served, 0.0)
+    if spec.mode is not None and served:
+        bare = model_drift_stats(card, _with_shares(spec, dict.fromkeys(served, 0.0)),
+                                 protocol, cycles, seed)
+        floor = {p: bare[m]["lag1"] for p, m in served.items()}
+        spec = _with_shares(spec, {p: 0.0 for p in served if floor[p] >= target[p]})
+        served = {p: m for p, m in served.items() if floor[p] < target[p]}
+    if not served:
+        return spec
+    lo = {p: [0.0, floor[p] - target[p]] for p in served}
     hi = {p: [MAX_SHARE, rho[m]["lag1"] - target[p]] for p, m in served.items()}
     last = dict.fromkeys(served, "")
     shares = {p: MAX_SHARE for p in served}

@@ -97,7 +97,8 @@ class Evaluator:
                       / (QUANTILE_UNIT * d["spread"]))
         r += [(model["ranks"][k] - rho) / RANK_UNIT for k, rho in self.target.ranks]
         if self.config is not None:  # the configurations' contrasts, as quantiles
-            r += [(contrast(model, m) - c) / (QUANTILE_UNIT * self.data[m]["spread"])
+            r += [self.target.weight(m) * (contrast(model, m) - c)
+                  / (QUANTILE_UNIT * self.data[m]["spread"])
                   for m, c in self.config.contrast.items() if m in self.data]
         return np.nan_to_num(np.array(r), nan=1e3, posinf=1e3, neginf=-1e3)
 
@@ -171,8 +172,8 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
         s_model = np.array([model[m][name] for m in metrics])
         if ev.config is not None and name == "spread":  # the carriers' σ: within the
             cfg, got = ev.config.stats, model["configurations"]  # lower configuration
-            s_data = np.array([max(cfg[m]["spread"], 1e-12) if m in cfg else x
-                               for m, x in zip(metrics, s_data, strict=True)])
+            s_data = np.array([max(cfg[m]["spread"], ev.target.spread_floor(m), 1e-12)
+                               if m in cfg else x for m, x in zip(metrics, s_data, strict=True)])
             s_model = np.array([got[m]["spread"] if m in cfg else x
                                 for m, x in zip(metrics, s_model, strict=True)])
         sigma = np.array([values[sigma_key(p, kind)] for p in carriers])

@@ -1,11 +1,11 @@
-"""Two modes in a measured distribution: a metric whose record sits in one of two
+"""Two modes in a measured distribution: a cell whose record sits in one of two
 configurations for many cycles at a time.
 
 The TUD cell's R_LRS is bimodal: ~1.3 kΩ for most cycles and ~3.2 kΩ for ~30 % of them
 (cycles ~600–925 in one stretch), with V_reset 0.7 V against 1.15 V in the same cycles.
-No unimodal carrier makes that shape, so a carrier with a slow part may take a second
-mode (``mode_share``, ``mode_step``: :mod:`rram.variation`).  This module measures the
-modes of a sample: a two-component normal mixture of the values (ln R for resistances),
+No unimodal carrier makes that shape, so a spec may have two configurations (its
+``mode``, each C2C entry's ``mode_step``: :mod:`rram.variation`).  This module measures
+the modes of a sample: a two-component normal mixture of the values (ln R for resistances),
 fitted by expectation–maximisation, and Ashman's D = √2·|μ₂ − μ₁|/√(σ₁² + σ₂²), the
 separation of the components in their widths: D > :data:`MIN_SEPARATION` is bimodal.
 """
@@ -19,13 +19,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .target import LOG_METRICS, robust_sigma
+from .target import LOG_METRICS, resolution, robust_sigma
 
 #: Ashman's D above which two components are separate modes (a mixture of two equal
 #: normals is bimodal for D > 2).
 MIN_SEPARATION = 2.0
-#: Smallest share of the smaller mode: fewer cycles are outliers, not a mode.
-MIN_MODE_SHARE = 0.05
+#: Smallest share of the smaller mode: fewer cycles are outliers, or one excursion of a
+#: drifting record (2 devices x 200 cycles of an AR(1) drift over 40 cycles showed a
+#: 7 % "mode"), not a configuration.
+MIN_MODE_SHARE = 0.1
 #: Values further outside the 5-95 % range than this many times its width are left out
 #: (failed SETs; the range holds both modes when the smaller has >= 5 % of the values).
 TRIM = 3.0
@@ -90,7 +92,9 @@ def mixture(values: np.ndarray, share: float | None = None) -> Modes | None:
         return None
     x = x[(x >= q5 - TRIM * width) & (x <= q95 + TRIM * width)]
     starts = (*STARTS, share) if share is not None else STARTS
-    fits = [f for f in (_em(x, s, 1e-3 * width) for s in starts) if f is not None]
+    # a component no wider than the values' rounding has collapsed onto repeated values
+    floor = max(1e-3 * width, resolution(x))
+    fits = [f for f in (_em(x, s, floor) for s in starts) if f is not None]
     if not fits:
         return None
     return max(fits, key=lambda f: f[0])[1]
@@ -128,6 +132,8 @@ def _em(x: np.ndarray, share: float, floor: float) -> tuple[float, Modes] | None
     dens = ((1 - w) * np.exp(-0.5 * ((x - mu[0]) / sd[0]) ** 2) / sd[0]
             + w * np.exp(-0.5 * ((x - mu[1]) / sd[1]) ** 2) / sd[1])
     loglik = float(np.sum(np.log(np.maximum(dens, 1e-300))))
+    if np.any(sd <= 1.01 * floor):
+        return None
     if mu[0] > mu[1]:
         mu, sd, w = mu[::-1], sd[::-1], 1.0 - w
     return loglik, Modes(float(w), float(mu[0]), float(mu[1]), float(sd[0]), float(sd[1]))
@@ -139,16 +145,22 @@ def metric_values(values: np.ndarray, metric: str) -> np.ndarray:
     return np.log(np.where(v > 0, v, np.nan)) if metric in LOG_METRICS else v
 
 
-def upper_of(values: np.ndarray, modes: Modes) -> np.ndarray:
-    """Whether each value (metric units, ln R) is more likely of the upper component
-    (NaN: False)."""
-    x = np.asarray(values, float)
+def boundary(modes: Modes) -> float:
+    """The value between the centres where both components are equally likely (the
+    density's dip): values above it are of the upper configuration."""
+    x = np.linspace(modes.lower, modes.upper, 1001)
+    lower = (1 - modes.share) * np.exp(-0.5 * ((x - modes.lower) / modes.sigma_lower) ** 2) \
+        / modes.sigma_lower
+    upper = modes.share * np.exp(-0.5 * ((x - modes.upper) / modes.sigma_upper) ** 2) \
+        / modes.sigma_upper
+    return float(x[np.argmin(np.abs(np.log(upper) - np.log(lower)))])
 
-    def weight(share: float, mu: float, sd: float) -> np.ndarray:
-        return share * np.exp(-0.5 * ((x - mu) / sd) ** 2) / sd
+
+def upper_of(values: np.ndarray, modes: Modes) -> np.ndarray:
+    """Whether each value (metric units, ln R) is above the :func:`boundary` (NaN:
+    False)."""
     with np.errstate(invalid="ignore"):
-        return np.nan_to_num(weight(modes.share, modes.upper, modes.sigma_upper)
-                             > weight(1 - modes.share, modes.lower, modes.sigma_lower))
+        return np.asarray(values, float) > boundary(modes)
 
 
 @dataclass(frozen=True)
@@ -209,8 +221,9 @@ def measured_configurations(rows: Mapping[str, pd.DataFrame],
         modes = mixture(metric_values(rows[metric]["value"], metric))
         if modes is not None and modes.bimodal:
             memory = slow.get(carriers[metric], (0.0, MIN_MEMORY))[1]
-            return Configurations(metric, modes, max(memory, MIN_MEMORY),
-                                  by_configuration(rows, metric, modes))
+            stats = by_configuration(rows, metric, modes)
+            if metric in stats and len(stats) > 1:  # both configurations seen enough
+                return Configurations(metric, modes, max(memory, MIN_MEMORY), stats)
     return None
 
 
@@ -248,6 +261,7 @@ __all__ = [
     "MIN_SEPARATION",
     "Configurations",
     "Modes",
+    "boundary",
     "by_configuration",
     "configuration_lines",
     "frame_rows",

@@ -9,10 +9,10 @@ carrier    metric      distribution, cause
 ``rtop``   R_LRS       lognormal: the constriction of the CF a SET forms at the top
                        electrode, drawn at each SET and held through its RESET.  The
                        compliance sets the CF's own resistance; the contact adds to it,
-                       so R_LRS = R_CF + rtop has a floor and a long upper tail (the
-                       TUD cell's upper LRS mode, cycles ~600-900, is persistent and
-                       comes with a higher V_reset: an oxidising electrode interface),
-                       and the series drop raises V_reset with it.
+                       so R_LRS = R_CF + rtop has a floor and an upper tail, and the
+                       series drop raises V_reset with it.  (The TUD cell's upper LRS
+                       mode, cycles ~600-925, is a second configuration of the cell:
+                       :mod:`rram.fit.modes`.)
 ``kth``    R_LRS       lognormal, the alternative: the thermal coupling of that CF.  A
                        CF that heats more stops wider (R_LRS ∝ kth^(−0.5)) and resets
                        earlier; its lever saturates (ln-σ of R_LRS ≤ ~0.3 on TUD).
@@ -201,7 +201,8 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
     already by :func:`choose_carriers`; ``slow``: the slow parts of their C2C entries
     (parameter -> (share, memory)), held while the spreads are fitted; ``config``: two
     configurations measured in the data (:mod:`rram.fit.modes`, not nested), whose
-    contrasts the carriers' offsets in the upper one are fitted to."""
+    contrasts the carriers' offsets in the upper one are fitted to, and the CF's cell
+    there scanned (:func:`rram.fit.matching.geometry_scan`)."""
     t0 = time.perf_counter()
     default = NESTED_DESIGN if target.design else (200, 3)
     devices, cycles = devices or default[0], cycles or default[1]

@@ -10,9 +10,9 @@ The slow parts of C2C entries (``slow``, ``memory``: :mod:`rram.variation`) foll
 AR(1) path per device and entry whose innovation at cycle k comes from
 ``(device, k + 1, 3)``: the path at cycle k depends on the device's cycles 0..k only,
 so it too is the same for any chunking (:func:`slow_paths` computes it for all cycles at
-once; a single cycle alone costs k draws).  The spec's mode path (two configurations,
-:class:`rram.variation.Mode`) is one more such path per device, from
-``(device, k + 1, 4)``.
+once; a single cycle alone costs k draws).  The spec's configuration (two
+configurations, :class:`rram.variation.Mode`) is a two-state Markov chain per device
+whose uniform at cycle k comes from ``(device, k + 1, 4)``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 from ..card import PARAMETERS
 from ..errors import InputError
-from ..variation import Variation, VariationSpec
+from ..variation import Mode, Variation, VariationSpec
 
 _BY_NAME = {p.name: p for p in PARAMETERS}
 EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4}
@@ -156,9 +156,10 @@ def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0
 def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: int
                ) -> np.ndarray:
     """The slow paths u (devices × cycles × (C2C entries + 1), in
-    :meth:`VariationSpec.of_kind` order, 0 for an entry without a slow part; last the
-    spec's mode path, 0 without a mode): u_0 standard normal, then
-    u_k = φ·u_(k−1) + √(1 − φ²)·η_k, so every u_k is standard normal."""
+    :meth:`VariationSpec.of_kind` order, 0 for an entry without a slow part): u_0
+    standard normal, then u_k = φ·u_(k−1) + √(1 − φ²)·η_k, so every u_k is standard
+    normal; last the spec's configuration, 1 in the upper one (always 0 without a
+    mode)."""
     _check_seed(seed)
     c2c = spec.of_kind("c2c")
     out = np.zeros((len(devices), int(cycles), len(c2c) + 1))
@@ -166,8 +167,25 @@ def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: i
     if slow and cycles:
         _ar1(out, slow, np.array([c2c[k].phi for k in slow]), seed, devices, "slow")
     if spec.mode is not None and cycles:
-        _ar1(out, [len(c2c)], np.array([spec.mode.phi]), seed, devices, "mode")
+        _configurations(out[:, :, len(c2c)], spec.mode, seed, devices)
     return out
+
+
+def _configurations(out: np.ndarray, mode: Mode, seed: int, devices: Sequence[int]
+                    ) -> None:
+    """Each device's configuration over the cycles (devices × cycles, 1: upper) into
+    ``out``: stationary at cycle 0, then a two-state Markov chain
+    (:meth:`rram.variation.Mode.rates`), one uniform per device and cycle."""
+    leave, enter = mode.rates
+    u = np.empty(len(devices))
+    for cycle in range(out.shape[1]):
+        for i, rng in enumerate(_generators(seed, devices, cycle, "mode")):
+            u[i] = rng.random()
+        if cycle == 0:
+            out[:, 0] = u < mode.share
+        else:
+            upper = out[:, cycle - 1] > 0.5
+            out[:, cycle] = np.where(upper, u >= leave, u < enter)
 
 
 def _ar1(out: np.ndarray, columns: list[int], phi: np.ndarray, seed: int,
@@ -250,7 +268,7 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
         slow = None
     elif slow is None:
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
-    upper = None if spec.mode is None else slow[:, len(c2c)] > spec.mode.threshold
+    upper = None if spec.mode is None else slow[:, len(c2c)] > 0.5
     if c2c:
         _apply_all(c2c, out, seed, devices, cycle, event,
                    None if slow is None else slow[:, :len(c2c)], upper)
