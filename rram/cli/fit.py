@@ -241,7 +241,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
         rows = {m: r for m, r in metric_rows(frame).items() if m in target.metrics}
         config = measured_configurations(rows, carriers, slow)
         if config is not None:
-            click.echo("\n".join(configuration_lines(config, carriers)), err=True)
+            click.echo("\n".join(configuration_lines(config)), err=True)
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True), protocol=protocol,

@@ -57,6 +57,9 @@ class Evaluator:
         self.slow = dict(slow or {})
         self.config = config
         self.data = target.stats()
+        #: each metric's measured spread and weight, the units of the linearised steps
+        self.scale = np.array([max(self.data[m]["spread"], 1e-12) for m in target.metrics])
+        self.weights = np.array([target.weight(m) for m in target.metrics])
         self.count = 0
         self.best: tuple[float, dict[str, float]] | None = None
 
@@ -149,8 +152,7 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
 
     metrics, carriers = ev.target.metrics, list(ev.carriers.values())
     data = ev.data
-    s_data = np.array([max(data[m]["spread"], 1e-12) for m in metrics])
-    weight = np.array([ev.target.weight(m) for m in metrics])
+    s_data, weight = ev.scale, ev.weights
     miss = np.array([centre(m, data) - centre(m, model) for m in metrics]) / s_data
     if ev.config is not None:  # the shifts place the lower configuration, the rest follow
         got, cfg = model["configurations"], ev.config.stats
@@ -165,7 +167,7 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
         trial[f"shift_{p}"] = float(np.clip(
             trial[f"shift_{p}"] + damping * float(np.clip(step[j], -limit, limit)), lo, hi))
     if ev.config is not None:
-        configuration_step(ev, trial, model, sens, damping, s_data, weight)
+        configuration_step(ev, trial, model, sens, damping)
     # nested: the spreads within devices by the C2C σ, of the medians by the D2D σ
     for name, kind in ev.target.spreads:
         s_data = np.array([max(data[m][name], 1e-12) for m in metrics])
@@ -197,14 +199,14 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
 
 
 def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | None,
-                        sens: np.ndarray, damping: float, s_data: np.ndarray,
-                        weight: np.ndarray) -> None:
+                        sens: np.ndarray, damping: float) -> None:
     """The carriers' offsets in the upper configuration (``step_<p>``, in place), by the
     linearisation of the medians applied to each configuration's cycles: the lower ones'
     misses move the shifts (as :func:`moment_step` does for all cycles), the upper ones'
     the shifts plus the offsets, so the offsets take the difference.  ``model`` None:
     the first offsets, from the measured contrasts alone."""
     metrics, carriers = ev.target.metrics, list(ev.carriers.values())
+    s_data, weight = ev.scale, ev.weights
     data = ev.config.stats
     keep = np.array([m in data for m in metrics], float)
     a = (keep * weight)[:, None] * sens / s_data[:, None]
@@ -230,7 +232,7 @@ def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | Non
 
 
 def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int
-                   ) -> dict[str, float]:
+                  ) -> dict[str, float]:
     """The CF's cell (``wcf``) in the upper configuration, by a scan of
     :data:`GEOMETRY_GRID` and none: each with the carriers' offsets solved again (one
     linearised step), the best refined by moment matching.  A
@@ -239,9 +241,6 @@ def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int
     reproduces a measured configuration whose V_reset rises less than R_LRS (TUD:
     R_LRS x2.5, V_reset x1.5), which no carrier alone can.  The cell bounds the CF only
     below its natural width, so its response has a threshold: scanned, not linearised."""
-    metrics = ev.target.metrics
-    s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
-    weight = np.array([ev.target.weight(m) for m in metrics])
     model = ev.stats(values)
     sens = sensitivities(ev, values, model)
     best_cost, best = math.inf, values
@@ -250,7 +249,7 @@ def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int
     for factor in (1.0, *GEOMETRY_GRID):
         trial = {**values, f"step_{GEOMETRY}": math.log(factor)}
         got = ev.stats(trial) if factor != 1.0 else model
-        configuration_step(ev, trial, got, sens, 1.0, s_data, weight)
+        configuration_step(ev, trial, got, sens, 1.0)
         cost = float(np.sum(ev.residual(ev.stats(trial)) ** 2))
         if cost < best_cost:
             best_cost, best = cost, trial
@@ -269,10 +268,7 @@ def moment_match(ev: Evaluator, values: dict[str, float], rounds: int) -> dict[s
     sens = sensitivities(ev, values, model)
     if ev.config is not None and not any(k.startswith("step_") for k in values):
         # first offsets: the measured contrasts through the sensitivities
-        metrics = ev.target.metrics
-        s_data = np.array([max(ev.data[m]["spread"], 1e-12) for m in metrics])
-        weight = np.array([ev.target.weight(m) for m in metrics])
-        configuration_step(ev, values, None, sens, 1.0, s_data, weight)
+        configuration_step(ev, values, None, sens, 1.0)
         model = ev.stats(values)
     best_cost, best = float(np.sum(ev.residual(model) ** 2)), dict(values)
     damping = 1.0

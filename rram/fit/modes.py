@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .drift import simulated_rows
 from .target import LOG_METRICS, resolution, robust_sigma
 
 #: Ashman's D above which two components are separate modes (a mixture of two equal
@@ -58,12 +59,11 @@ class Modes:
         return math.sqrt(2.0) * self.separation / math.hypot(self.sigma_lower,
                                                              self.sigma_upper)
 
-    def density(self, x: np.ndarray) -> np.ndarray:
-        """The mixture's probability density at ``x``."""
-        def normal(mu: float, sd: float) -> np.ndarray:
-            return np.exp(-0.5 * ((x - mu) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
-        return ((1 - self.share) * normal(self.lower, self.sigma_lower)
-                + self.share * normal(self.upper, self.sigma_upper))
+    def components(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The lower and the upper component's weighted densities at ``x`` (times
+        √(2π): their sum is the mixture's density up to that constant)."""
+        return (_weighted(x, 1 - self.share, self.lower, self.sigma_lower),
+                _weighted(x, self.share, self.upper, self.sigma_upper))
 
     @property
     def bimodal(self) -> bool:
@@ -73,8 +73,13 @@ class Modes:
         if not (self.ashman_d > MIN_SEPARATION
                 and MIN_MODE_SHARE <= self.share <= 1.0 - MIN_MODE_SHARE):
             return False
-        f = self.density(np.linspace(self.lower, self.upper, 201))
+        f = sum(self.components(np.linspace(self.lower, self.upper, 201)))
         return bool(f.min() < min(f[0], f[-1]))
+
+
+def _weighted(x: np.ndarray, weight: float, mu: float, sd: float) -> np.ndarray:
+    """A normal component's weighted density at ``x``, times √(2π)."""
+    return weight * np.exp(-0.5 * ((x - mu) / sd) ** 2) / sd
 
 
 def mixture(values: np.ndarray, share: float | None = None) -> Modes | None:
@@ -116,8 +121,7 @@ def _em(x: np.ndarray, share: float, floor: float) -> tuple[float, Modes] | None
     mu = np.array([lo.mean(), hi.mean()])
     sd = np.maximum(np.array([lo.std(), hi.std()]), floor)
     for _ in range(ITERATIONS):
-        dens = np.stack([(1 - w) * np.exp(-0.5 * ((x - mu[0]) / sd[0]) ** 2) / sd[0],
-                         w * np.exp(-0.5 * ((x - mu[1]) / sd[1]) ** 2) / sd[1]])
+        dens = np.stack([_weighted(x, 1 - w, mu[0], sd[0]), _weighted(x, w, mu[1], sd[1])])
         resp = dens / np.maximum(dens.sum(axis=0), 1e-300)
         n = resp.sum(axis=1)
         if np.any(n < 1.0):
@@ -129,8 +133,7 @@ def _em(x: np.ndarray, share: float, floor: float) -> tuple[float, Modes] | None
         w = w_new
         if converged:
             break
-    dens = ((1 - w) * np.exp(-0.5 * ((x - mu[0]) / sd[0]) ** 2) / sd[0]
-            + w * np.exp(-0.5 * ((x - mu[1]) / sd[1]) ** 2) / sd[1])
+    dens = _weighted(x, 1 - w, mu[0], sd[0]) + _weighted(x, w, mu[1], sd[1])
     loglik = float(np.sum(np.log(np.maximum(dens, 1e-300))))
     if np.any(sd <= 1.01 * floor):
         return None
@@ -149,10 +152,7 @@ def boundary(modes: Modes) -> float:
     """The value between the centres where both components are equally likely (the
     density's dip): values above it are of the upper configuration."""
     x = np.linspace(modes.lower, modes.upper, 1001)
-    lower = (1 - modes.share) * np.exp(-0.5 * ((x - modes.lower) / modes.sigma_lower) ** 2) \
-        / modes.sigma_lower
-    upper = modes.share * np.exp(-0.5 * ((x - modes.upper) / modes.sigma_upper) ** 2) \
-        / modes.sigma_upper
+    lower, upper = modes.components(x)
     return float(x[np.argmin(np.abs(np.log(upper) - np.log(lower)))])
 
 
@@ -202,13 +202,6 @@ def by_configuration(rows: Mapping[str, pd.DataFrame], metric: str, modes: Modes
     return out
 
 
-def frame_rows(frame: pd.DataFrame, metrics) -> dict[str, pd.DataFrame]:
-    """A simulated frame (one row per cycle) as ``device, cycle, value`` rows per metric."""
-    return {m: pd.DataFrame({"device": frame["device"].to_numpy(),
-                             "cycle": frame["cycle"].to_numpy(int),
-                             "value": frame[m].to_numpy(float)}) for m in metrics}
-
-
 def measured_configurations(rows: Mapping[str, pd.DataFrame],
                             carriers: Mapping[str, str],
                             slow: Mapping[str, tuple[float, float]]
@@ -233,21 +226,20 @@ def simulated_configurations(frame: pd.DataFrame, config: Configurations
     mixture of its own ``config.metric`` values (started at the measured share); a
     metric whose simulated configurations cannot be told apart has its overall median
     and spread in both."""
-    rows = frame_rows(frame, [m for m in config.stats if m in frame])
+    rows = simulated_rows(frame)
     modes = mixture(metric_values(rows[config.metric]["value"], config.metric),
                     config.modes.share)
     got = by_configuration(rows, config.metric, modes) if modes is not None else {}
-    out = {}
-    for m in config.stats:
+    for m in config.stats.keys() - got.keys():
         x = metric_values(rows[m]["value"], m)
         x = x[np.isfinite(x)]
         median = float(np.median(x)) if x.size else math.nan
-        out[m] = got.get(m, {"lower": median, "upper": median,
-                             "spread": robust_sigma(x) if x.size else math.nan})
-    return out
+        got[m] = {"lower": median, "upper": median,
+                  "spread": robust_sigma(x) if x.size else math.nan}
+    return {m: got[m] for m in config.stats}
 
 
-def configuration_lines(config: Configurations, carriers: Mapping[str, str]) -> list[str]:
+def configuration_lines(config: Configurations) -> list[str]:
     """The measured configurations, for the log."""
     m = config.modes
     return [f"two configurations, seen in {config.metric} (Ashman's D {m.ashman_d:.2f}): "
@@ -264,7 +256,6 @@ __all__ = [
     "boundary",
     "by_configuration",
     "configuration_lines",
-    "frame_rows",
     "measured_configurations",
     "metric_values",
     "mixture",

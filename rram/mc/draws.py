@@ -165,7 +165,13 @@ def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: i
     out = np.zeros((len(devices), int(cycles), len(c2c) + 1))
     slow = [k for k, v in enumerate(c2c) if v.slow]
     if slow and cycles:
-        _ar1(out, slow, np.array([c2c[k].phi for k in slow]), seed, devices, "slow")
+        phi = np.array([c2c[k].phi for k in slow])
+        eta = np.empty((len(devices), len(slow)))
+        for cycle in range(int(cycles)):
+            for i, rng in enumerate(_generators(seed, devices, cycle, "slow")):
+                eta[i] = rng.standard_normal(len(slow))
+            out[:, cycle, slow] = eta if cycle == 0 else \
+                phi * out[:, cycle - 1, slow] + np.sqrt(1.0 - phi**2) * eta
     if spec.mode is not None and cycles:
         _configurations(out[:, :, len(c2c)], spec.mode, seed, devices)
     return out
@@ -186,18 +192,6 @@ def _configurations(out: np.ndarray, mode: Mode, seed: int, devices: Sequence[in
         else:
             upper = out[:, cycle - 1] > 0.5
             out[:, cycle] = np.where(upper, u >= leave, u < enter)
-
-
-def _ar1(out: np.ndarray, columns: list[int], phi: np.ndarray, seed: int,
-         devices: Sequence[int], event: str) -> None:
-    """Stationary AR(1) paths into ``out[:, :, columns]``, innovations from ``event``'s
-    streams."""
-    eta = np.empty((len(devices), len(columns)))
-    for cycle in range(out.shape[1]):
-        for i, rng in enumerate(_generators(seed, devices, cycle, event)):
-            eta[i] = rng.standard_normal(len(columns))
-        out[:, cycle, columns] = eta if cycle == 0 else \
-            phi * out[:, cycle - 1, columns] + np.sqrt(1.0 - phi**2) * eta
 
 
 def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
