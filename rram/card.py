@@ -60,7 +60,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
        kind="instance", role="state"),
     _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
-       -0.5, 0.5, kind="instance", role="kinetic"),
+       -1.0, 1.0, kind="instance", role="kinetic"),
     _p("deh", 0, "eV", "Offset on the ion-hopping barrier eh (variation)", "instance",
        -0.5, 0.5, kind="instance", role="kinetic"),
     _p("dei", 0, "eV", "Offset on the ion-release barrier ei (variation)", "instance",

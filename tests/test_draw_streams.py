@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,36 @@ def test_a_mode_step_needs_the_specs_mode_and_a_c2c_entry():
     assert "mode" not in SLOW.to_json()
     with pytest.raises(InputError, match="mode: "):
         VariationSpec.from_json(MODES.to_json().replace('"share": 0.3', '"share": 2'))
+
+
+def test_a_mode_scale_narrows_an_entry_in_the_upper_configuration_only():
+    """``mode_scale`` multiplies an entry's σ in the upper configuration (the TUD cell
+    scatters less there); the lower configuration draws what it drew without it."""
+    from rram.errors import InputError
+    from rram.mc.draws import slow_paths
+
+    scaled = VariationSpec((Variation("rtop", "c2c", "lognormal", 0.2, mode_step=1.0,
+                                      mode_scale=0.25),
+                            Variation("dei", "c2c", "normal", 0.01, mode_step=0.2)),
+                           Mode(share=0.3, memory=100.0))
+    plain = VariationSpec((replace(scaled.variations[0], mode_scale=1.0),
+                           scaled.variations[1]), scaled.mode)
+    base = dict(default_card().values)
+    paths = slow_paths(scaled, 3, range(400), 20)
+    ln = {name: np.log(np.array([draw(spec, base, 3, range(400), c, "set",
+                                      slow=paths[:, c])["rtop"] for c in range(20)])
+                       / base["rtop"]) for name, spec in (("scaled", scaled), ("plain", plain))}
+    upper = paths[:, :, -1].T.astype(bool)
+    assert np.array_equal(ln["scaled"][~upper], ln["plain"][~upper])
+    spread = {k: np.std(v[upper]) for k, v in ln.items()}
+    assert spread["plain"] == pytest.approx(0.2, rel=0.1)
+    assert spread["scaled"] == pytest.approx(0.05, rel=0.1)
+    assert VariationSpec.from_json(scaled.to_json()) == scaled
+    assert "mode_scale" not in plain.to_json()
+    for bad in (0.0, -1.0, 11.0, float("nan")):
+        with pytest.raises(InputError, match="mode_scale"):
+            Variation("rtop", "c2c", "lognormal", 0.2, mode_scale=bad)
+    with pytest.raises(InputError, match="only a c2c entry"):
+        Variation("rtop", "d2d", "lognormal", 0.2, mode_scale=0.5)
+    with pytest.raises(InputError, match="needs the spec's mode"):
+        VariationSpec((Variation("rtop", "c2c", "lognormal", 0.2, mode_scale=0.5),))

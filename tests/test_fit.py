@@ -59,6 +59,24 @@ def test_synthetic_round_trip_recovers_the_key_parameters():
     assert fit.rms_dec < 0.03  # the noise level: 0.02 dec
 
 
+def test_the_compared_loop_starts_from_the_state_the_cards_reset_leaves():
+    """The loop is simulated after a burn-in loop: the initial state (x0, w0) no longer
+    moves the compared loop, and the fitted card's initial state is the one its RESET
+    leaves (:func:`steady_card`), so a sweep from it is already the steady loop."""
+    from rram.fit.loop import steady_card
+
+    loop = synthetic_loop(default_card(), 0.0, seed=1)
+    a, b = (simulate_loops(loop, [default_card().replace(x0=x0, w0=w0)])
+            for x0, w0 in ((3.4e-9, 5e-10), (1.0e-9, 5e-9)))
+    assert np.allclose(a.current, b.current, rtol=1e-3) and a.v_set == pytest.approx(b.v_set)
+    steady = steady_card(loop, default_card())
+    assert steady["x0"] != default_card()["x0"]
+    # the steady card's own burn-in leaves it where it started
+    again = steady_card(loop, steady)
+    assert again["x0"] == pytest.approx(steady["x0"], rel=1e-3)
+    assert again["w0"] == pytest.approx(steady["w0"], rel=1e-3)
+
+
 @pytest.fixture(scope="module")
 def tud_fit():
     loops = build_loops(load_iv(SET_FILE) + load_iv(RESET_FILE))
@@ -180,7 +198,7 @@ def test_fit_cycles_measures_the_cycle_to_cycle_scatter_of_the_kinetics():
              for k, ea in enumerate(barriers)]
     table = fit_cycles(loops, default_card(), default_recipe(), progress=False)
     assert (table["error"] == "").all()
-    assert np.allclose(table["ea"], barriers, rtol=0.015)  # with kth and x0 free
+    assert np.allclose(table["ea"], barriers, rtol=0.015)  # with eh and kth free
     true = (np.percentile(barriers, 75) - np.percentile(barriers, 25)) / 1.349
     assert scatter_sigmas(table)["dea"] == pytest.approx(true, rel=0.1)
 

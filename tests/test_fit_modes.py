@@ -64,6 +64,9 @@ def test_the_tud_record_has_two_configurations_that_move_every_metric():
     assert c["v_set_V"] == pytest.approx(-0.25, abs=0.05)
     assert c["v_reset_V"] == pytest.approx(0.36, abs=0.05)
     assert config.stats["v_reset_V"]["spread"] < 0.2  # the lower configuration's alone
+    # the cycles scatter less in the upper configuration (its mode_scale < 1)
+    for m, ratio in (("r_lrs_ohm", 0.7), ("v_reset_V", 0.5)):
+        assert config.stats[m]["upper_spread"] < ratio * config.stats[m]["spread"], m
     assert measured_configurations(rows, carriers, {}).memory < 1e-2
     # too few cycles (4) in the upper configuration to take its medians: none
     rng = np.random.default_rng(2)

@@ -41,6 +41,18 @@ def test_same_seed_same_rows_for_any_workers_and_chunks(tmp_path):
     assert not pd.read_csv(other.out)["r_hrs_ohm"].equals(fa["r_hrs_ohm"])
 
 
+def test_burn_in_cycles_run_but_are_not_recorded():
+    """``burn_in`` cycles are simulated first and left out; the recorded ones are those
+    of the longer run, numbered as there (the same draws, the same state carried)."""
+    long = run_devices(MonteCarlo(devices=3, cycles=3, seed=5), range(3))
+    short = run_devices(MonteCarlo(devices=3, cycles=2, seed=5, burn_in=1), range(3))
+    assert sorted(short["cycle"].unique()) == [1, 2]
+    assert short.reset_index(drop=True).equals(
+        long[long["cycle"] >= 1].reset_index(drop=True))
+    with pytest.raises(Exception, match="burn_in"):
+        MonteCarlo(burn_in=-1)
+
+
 def test_drawn_parameters_follow_the_spec():
     spec = default_variation()
     base = default_card().values

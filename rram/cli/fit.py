@@ -136,7 +136,12 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--devices", type=click.IntRange(20, 100_000), default=None,
               help="Simulated devices per evaluation [default: 200; --nested: 256].")
 @click.option("--cycles", type=click.IntRange(1, 100), default=None,
-              help="Simulated cycles per device [default: 2; --nested: 5].")
+              help="Simulated cycles per device, after one not compared [default: 2; "
+                   "--nested: 5].")
+@click.option("--refine-devices", type=click.IntRange(0, 100_000), default=None,
+              help="Devices of the last matching steps and of the reported figures "
+                   "[default: 1000; 0: none]: more than --devices remove the bias a "
+                   "small sample's noise leaves in the medians.")
 @click.option("--nested", is_flag=True,
               help="Fit D2D and C2C apart (array data: >= 2 devices with >= 2 cycles "
                    "each): D2D σ from the spread of the per-device medians, C2C σ from "
@@ -168,8 +173,9 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
                    "the CF's cell (wcf) there.")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
-def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, rounds, polish,
-                      skip, weights, scatter_path, out, plots, memory, modes, holdout) -> None:
+def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nested, seed,
+                      rounds, polish, skip, weights, scatter_path, out, plots, memory,
+                      modes, holdout) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V]).
@@ -245,7 +251,8 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, nested, seed, round
     result = fit_variation(target, card, devices=devices, cycles=cycles, seed=seed,
                            rounds=rounds, polish_nfev=polish, start_sigma=start,
                            log=lambda s: click.echo(s, err=True), protocol=protocol,
-                           carriers=carriers, slow=slow, config=config)
+                           carriers=carriers, slow=slow, config=config,
+                           refine_devices=refine_devices)
     model_drift = model_record = None
     if slow:
         record = int(measured.groupby("device")["cycle"].nunique().median())

@@ -28,6 +28,9 @@ from .common import (
 @click.option("--devices", type=click.IntRange(1, 10**8), required=True)
 @click.option("--cycles", type=click.IntRange(1, 10**6), required=True)
 @click.option("--seed", type=click.IntRange(0, None), required=True)
+@click.option("--burn-in", type=click.IntRange(0, 10**6), default=0, show_default=True,
+              help="Cycles run first and not recorded (the first SET starts from the "
+                   "formed state; compare with cycled devices' data after >= 1).")
 @click.option("--workers", type=click.IntRange(1, 1024), default=None,
               help="Worker processes [default: 1 (this process, numba threads) for the "
                    "Python engine, one per core for ngspice].")
@@ -49,7 +52,7 @@ from .common import (
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Write CDF, histogram and R-versus-cycle plots and a summary here.")
 @command_guard
-def mc(card_path, variation_path, engine, devices, cycles, seed, workers, scheduler, chunk,
+def mc(card_path, variation_path, engine, devices, cycles, seed, burn_in, workers, scheduler, chunk,
        resume, circuit, v_set, v_reset, rate, compliance, out, plots) -> None:
     """Monte Carlo of D2D and C2C variation: one row per device and cycle."""
     from ..mc import MonteCarlo, Protocol
@@ -63,7 +66,7 @@ def mc(card_path, variation_path, engine, devices, cycles, seed, workers, schedu
     spec = default_variation() if variation_path is None else load_variation(variation_path)
     study = MonteCarlo(load_card(card_path), spec, devices, cycles, seed, engine,
                        Protocol(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
-                                icc_set=compliance))
+                                icc_set=compliance), burn_in)
     info = run_mc(study, out, workers=workers, scheduler=scheduler, chunk=chunk,
                   resume=resume, log=lambda s: click.echo(s, err=True))
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "

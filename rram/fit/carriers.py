@@ -35,12 +35,19 @@ DISTRIBUTION = {"fw": "lognormal", "kwr": "lognormal", "kth": "lognormal", "rtop
 #: the lognormal ones).
 START_SIGMA = {"fw": 0.3, "kwr": 0.3, "kth": 0.3, "rtop": 0.5, "deh": 0.05, "dea": 0.05,
                "dei": 0.1}
-MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "rtop": 2.0, "deh": 0.4, "dea": 0.4,
+#: A barrier's lever on its voltage is the gap over its lowering length (TUD card: V_set
+#: moves 0.65 V per eV of ``dea``), so the measured σ(V_set) 0.31 V needs ~0.5 eV.  (The
+#: HRS barrier ``deh`` stays within 0.4: its lower tail opens the gap without bound.)
+MAX_SIGMA = {"fw": 2.0, "kwr": 2.0, "kth": 1.5, "rtop": 2.0, "deh": 0.4, "dea": 0.6,
              "dei": 0.4}
 PROBE = {"fw": 0.15, "kwr": 0.3, "kth": 0.15, "rtop": 0.3, "deh": 0.05, "dea": 0.05,
          "dei": 0.05}
 #: A carrier must move its metric's median by this many of the data's spreads per probe.
 MIN_SENSITIVITY = 0.05
+#: Cycles each simulated device runs before those compared with the data: a measured
+#: distribution is of a cycled device, and the first SET from the formed state is not
+#: (TUD card: first V_set −0.87 V, later ones −1.25 V, which a 2-cycle design mixed 1:1).
+BURN_IN = 1
 #: The geometry of a configuration (:func:`rram.fit.matching.geometry_scan`): the CF's cell.
 GEOMETRY = "wcf"
 
@@ -123,7 +130,8 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
     ``sigma_d2d_<p>``/``sigma_c2c_<p>``, the shift on the D2D entry); ``slow``: the
     (share, memory) of the C2C entries' slow parts (:func:`rram.fit.drift.with_slow`);
     ``config``: two measured configurations, the C2C entries offset in the upper one by
-    the fitted ``step_<p>`` (none while every step is 0)."""
+    the fitted ``step_<p>`` and their σ scaled there by ``scale_<p>`` (none while every
+    step is 0)."""
     out = []
     for metric, p in carriers.items():
         dist = DISTRIBUTION[p]
@@ -144,12 +152,14 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
                              f"fitted: spread from cycle to cycle ({metric})", shift))
     spec = with_slow(VariationSpec(tuple(out)), dict(slow or {}))
     steps = {p: values.get(f"step_{p}", 0.0) for p in carriers.values()}
+    scales = {p: values.get(f"scale_{p}", 1.0) for p in carriers.values()}
     geometry = values.get(f"step_{GEOMETRY}", 0.0)
     if config is None or not (any(steps.values()) or geometry):
         return spec
     extra = (Variation(GEOMETRY, "c2c", "lognormal", 0.0, "fitted: the CF's cell in the "
                        "upper configuration", mode_step=geometry),) if geometry else ()
-    return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter])
+    return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter],
+                                       mode_scale=scales[v.parameter])
                                if v.kind == "c2c" and v.parameter in steps else v
                                for v in spec.variations) + extra,
                          Mode(round(config.modes.share, 4), config.memory))
@@ -159,11 +169,11 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
 def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, devices: int,
                      cycles: int, seed: int) -> pd.DataFrame:
     mc = MonteCarlo(card=card, spec=spec, devices=devices, cycles=cycles, seed=seed,
-                    protocol=protocol)
+                    protocol=protocol, burn_in=BURN_IN)
     frame = run_devices(mc, range(devices))
     return frame[frame["converged"]]
 
 
-__all__ = ["CANDIDATES", "DISTRIBUTION", "GEOMETRY", "MAX_SIGMA", "MIN_SENSITIVITY", "PROBE",
-           "START_SIGMA", "centre", "choose_carriers", "model_stats", "protocol_of",
+__all__ = ["BURN_IN", "CANDIDATES", "DISTRIBUTION", "GEOMETRY", "MAX_SIGMA", "MIN_SENSITIVITY",
+           "PROBE", "START_SIGMA", "centre", "choose_carriers", "model_stats", "protocol_of",
            "sigma_key", "simulate_metrics", "spec_from"]

@@ -37,6 +37,7 @@ from .loop import (
     loop_metrics,
     set_completion_voltage,
     simulate_loops,
+    steady_card,
     switching_voltages,
 )
 from .recipe import Recipe, Stage, default_recipe
@@ -261,6 +262,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if identify:
         card, identification = identify_parameters(loop, card, recipe, log=log,
                                                    options=options, refit=refit)
+    card = steady_card(loop, card, options)
     cur = simulate_loops(loop, [card], options).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}

@@ -75,14 +75,34 @@ class MeasuredLoop:
         return float(np.sign(self.set.v_peak))
 
     def stimulus(self) -> Stimulus:
+        """The loop after a burn-in loop (cycle 0, not sampled): the SET that is compared
+        starts from the state the model's own RESET leaves, as each measured SET starts
+        from the previous cycle's RESET (a periodic steady state; the card's initial
+        state ``x0``, ``w0`` only seeds the burn-in).  The burn-in sweeps each branch's
+        triangle (to its peak and back in the measured times): the measured points are
+        breakpoints the integrator must stop at, the triangle's few are not."""
         t, v = self.time, self.voltage
         if v[0] != 0.0:  # start from rest: the states are defined at 0 V
             t, v = np.r_[t[0] - GAP_S, t], np.r_[0.0, v]
+        samples = t[-len(self.time):] - t[0]
         t = t - t[0]
         n_set = len(t) - len(self.reset.time)
         icc = np.where(np.arange(len(t) - 1) < n_set - 1, self.icc_set, self.icc_reset)
         phases = tuple("set" if k < n_set - 1 else "reset" for k in range(len(t) - 1))
-        return Stimulus(t, v, icc, np.zeros(len(t) - 1, int), phases, t[-len(self.time):])
+        tb, vb, iccb, phb = [0.0], [0.0], [], []
+        for curve, icc_b, name in ((self.set, self.icc_set, "set"),
+                                   (self.reset, self.icc_reset, "reset")):
+            peak = int(np.argmax(np.abs(curve.voltage)))
+            rise = max(curve.time[peak] - curve.time[0], GAP_S)
+            fall = max(curve.time[-1] - curve.time[peak], GAP_S)
+            tb += [tb[-1] + rise, tb[-1] + rise + fall, tb[-1] + rise + fall + GAP_S]
+            vb += [float(curve.voltage[peak]), 0.0, 0.0]
+            iccb += [icc_b] * 3
+            phb += [name] * 3
+        one = tb[-1]  # the compared loop starts here, at rest
+        return Stimulus(np.r_[tb[:-1], one + t], np.r_[vb[:-1], v], np.r_[iccb, icc],
+                        np.r_[np.zeros(len(iccb), int), np.ones(len(t) - 1, int)],
+                        (*phb, *phases), one + samples)
 
     def mask(self) -> np.ndarray:
         """Points that enter the residual (not at rest)."""
@@ -170,7 +190,7 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
                    options=options or Options())
     out = np.full((len(cards), len(st.sample_times)), np.nan)
     v_set = np.full(len(cards), np.nan)
-    set_segments = np.array([ph == "set" for ph in st.phases])
+    set_segments = np.array([ph == "set" for ph in st.phases]) & (st.cycles == 1)
     gap, width = np.full_like(out, np.nan), np.full_like(out, np.nan)
     for d in range(len(cards)):
         # a loop cut short by the step limit still shows its measured part
@@ -184,6 +204,19 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
             if hit.size:
                 v_set[d] = float(st.voltage(hit[0]))
     return LoopSimulation(current=out, v_set=v_set, gap=gap, width=width)
+
+
+def steady_card(loop: MeasuredLoop, card: Card, options: Options | None = None) -> Card:
+    """``card`` with its initial state (``x0``, ``w0``) the one its own RESET leaves: the
+    state the compared loop of :func:`simulate_loops` starts from, after the burn-in.
+    A loop simulated from this card anywhere (``rram sweep``, ngspice, Verilog-A) starts
+    in its periodic steady state, as the measured cycles do."""
+    sim = simulate_loops(loop, [card], options)
+    gap, width = sim.gap[0, 0], sim.width[0, 0]
+    if not (np.isfinite(gap) and np.isfinite(width)):
+        return card  # the loop failed: nothing to take the state from
+    return card.replace(x0=float(np.clip(gap * 1e-9, 0.0, card["l0"])),
+                        w0=float(np.clip(width * 1e-9, card["wmin"], card["wcf"])))
 
 
 def log_residual(model_i: np.ndarray, data_i: np.ndarray) -> np.ndarray:

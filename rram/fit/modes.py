@@ -183,8 +183,8 @@ class Configurations:
 def by_configuration(rows: Mapping[str, pd.DataFrame], metric: str, modes: Modes
                      ) -> dict[str, dict[str, float]]:
     """Each metric's median (ln R for resistances) in the cycles of the lower and of the
-    upper configuration (``lower``, ``upper``) and its robust spread in the lower ones
-    (``spread``); a cycle's configuration is that of its ``metric`` value (``rows``:
+    upper configuration (``lower``, ``upper``) and its robust spread in each (``spread``,
+    ``upper_spread``); a cycle's configuration is that of its ``metric`` value (``rows``:
     metric -> ``device, cycle, value`` rows; the configuration lasts for many cycles, so
     a metric measured on the other row of the cycle takes that row's label)."""
     label = rows[metric].assign(upper=upper_of(metric_values(rows[metric]["value"], metric),
@@ -198,7 +198,8 @@ def by_configuration(rows: Mapping[str, pd.DataFrame], metric: str, modes: Modes
         if (up & ok).sum() >= 5 and (~up & ok).sum() >= 5:
             out[m] = {"lower": float(np.median(x[~up & ok])),
                       "upper": float(np.median(x[up & ok])),
-                      "spread": robust_sigma(x[~up & ok])}
+                      "spread": robust_sigma(x[~up & ok]),
+                      "upper_spread": robust_sigma(x[up & ok])}
     return out
 
 
@@ -234,8 +235,8 @@ def simulated_configurations(frame: pd.DataFrame, config: Configurations
         x = metric_values(rows[m]["value"], m)
         x = x[np.isfinite(x)]
         median = float(np.median(x)) if x.size else math.nan
-        got[m] = {"lower": median, "upper": median,
-                  "spread": robust_sigma(x) if x.size else math.nan}
+        spread = robust_sigma(x) if x.size else math.nan
+        got[m] = {"lower": median, "upper": median, "spread": spread, "upper_spread": spread}
     return {m: got[m] for m in config.stats}
 
 

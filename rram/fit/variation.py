@@ -81,6 +81,7 @@ from .matching import (
     contrast,
     geometry_scan,
     moment_match,
+    refine,
     shift_bounds,
 )
 from .modes import Configurations, simulated_configurations
@@ -98,6 +99,10 @@ from .target import (
 #: Simulated devices × cycles of a nested fit: many devices (the D2D spread of 256 is
 #: known to ~4 %), few cycles (the C2C spread is pooled over all of them).
 NESTED_DESIGN = (256, 5)
+#: Devices of the last moment-matching steps and of the reported figures
+#: (:func:`rram.fit.matching.refine`), and the steps tried there.
+REFINE_DEVICES = 1000
+REFINE_ROUNDS = 3
 
 @dataclass
 class VariationFit:
@@ -155,6 +160,10 @@ class VariationFit:
                          "data | model: " + ", ".join(
                              f"{m} {c:+.3g} | {contrast(self.model_stats, m):+.3g}"
                              for m, c in self.config.contrast.items()))
+            got = self.model_stats["configurations"]
+            lines.append("  spread there, data | model: " + ", ".join(
+                f"{m} {d['upper_spread']:.3g} | {got[m]['upper_spread']:.3g}"
+                for m, d in self.config.stats.items()))
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"failed SETs: data {100 * self.target.failed_sets:.1f} %, model "
@@ -164,7 +173,8 @@ class VariationFit:
             lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
                          f"  shift {v.shift:+.4g}" + (f"  slow {100 * v.slow:.0f} % over "
                                                      f"{v.memory:.0f} cycles" if v.slow else "")
-                         + (f"  upper configuration {v.mode_step:+.4g}" if v.mode_step else ""))
+                         + (f"  upper configuration {v.mode_step:+.4g}" if v.mode_step else "")
+                         + (f" σ x{v.mode_scale:.3g}" if v.mode_scale != 1 else ""))
         return "\n".join(lines)
 
     def failed_sets(self) -> float:
@@ -190,7 +200,8 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
                   log: Callable[[str], None] | None = None,
                   carriers: dict[str, str] | None = None,
                   slow: Mapping[str, tuple[float, float]] | None = None,
-                  config: Configurations | None = None) -> VariationFit:
+                  config: Configurations | None = None,
+                  refine_devices: int | None = None) -> VariationFit:
     """Moment matching (:func:`moment_match`, ``rounds`` steps), then, with ``polish_nfev`` > 0, an
     lmfit least-squares polish of all shifts and spreads together; the best evaluated
     values win.  ``start_sigma`` (carrier -> σ, e.g. the per-cycle scatter of
@@ -202,7 +213,10 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
     (parameter -> (share, memory)), held while the spreads are fitted; ``config``: two
     configurations measured in the data (:mod:`rram.fit.modes`, not nested), whose
     contrasts the carriers' offsets in the upper one are fitted to, and the CF's cell
-    there scanned (:func:`rram.fit.matching.geometry_scan`)."""
+    there scanned (:func:`rram.fit.matching.geometry_scan`).  ``refine_devices`` more
+    than ``devices``: the last steps, and the figures reported, on that many devices
+    (:func:`rram.fit.matching.refine`; None: :data:`REFINE_DEVICES`); 0, fewer than
+    ``devices`` or a nested fit: none."""
     t0 = time.perf_counter()
     default = NESTED_DESIGN if target.design else (200, 3)
     devices, cycles = devices or default[0], cycles or default[1]
@@ -239,6 +253,11 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
             return ev.residual(ev.stats({**values, **{k: v.value for k, v in pars.items()}}))
 
         lmfit.Minimizer(residual, params).least_squares(diff_step=0.05, x_scale="jac")
+    assert ev.best is not None
+    refine_devices = REFINE_DEVICES if refine_devices is None else refine_devices
+    if not target.design and refine_devices > devices:  # nested: many devices already
+        ev, _ = refine(ev, ev.best[1], refine_devices, REFINE_ROUNDS)
+        devices = refine_devices
     assert ev.best is not None
     spec = spec_from(ev.best[1], target, carriers, slow, config)
     frame = simulate_metrics(card, spec, protocol, devices, cycles, seed)
@@ -277,7 +296,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
     return write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
-__all__ = ["CANDIDATES", "DISTRIBUTION", "LOG_METRICS", "METRICS", "NESTED_DESIGN", "Target",
+__all__ = ["CANDIDATES", "DISTRIBUTION", "LOG_METRICS", "METRICS", "NESTED_DESIGN",
+           "REFINE_DEVICES", "Target",
            "VariationFit", "choose_carriers", "fit_variation", "model_stats",
            "protocol_of", "resolution", "robust_sigma", "save_spec", "sigma_key",
            "simulate_metrics", "spec_from", "stats_of", "target_of"]

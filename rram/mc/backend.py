@@ -60,7 +60,7 @@ def default_chunk(mc: MonteCarlo) -> int:
     """Devices per chunk: ~20 k device-cycles for the Python engine (a few MB of rows and
     work arrays), ~20 for ngspice (one deck per device)."""
     per = 20_000 if mc.engine == "python" else 20
-    return max(1, min(mc.devices, per // mc.cycles or 1))
+    return max(1, min(mc.devices, per // (mc.burn_in + mc.cycles) or 1))
 
 
 def check_scheduler(address: str) -> str:

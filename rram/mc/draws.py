@@ -129,12 +129,12 @@ def _apply(v: Variation, base: float, z: float, u: float = 0.0, upper: bool = Fa
            ) -> float:
     """The value of ``v`` at its fast normal ``z``, slow-path value ``u`` and
     configuration (``upper``)."""
-    centre = float(v.centre(upper))
+    centre, sigma = float(v.centre(upper)), float(v.spread(upper))
     if v.slow:
         z = float(_mix(z, u, v.slow))
     if v.distribution == "lognormal":
-        return base * math.exp(centre + v.sigma * z)
-    return base + centre + v.sigma * z
+        return base * math.exp(centre + sigma * z)
+    return base + centre + sigma * z
 
 
 def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0.0,
@@ -212,11 +212,12 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
     drawn = []
     for k, v in enumerate(vs):
         base = out[v.parameter]
-        centre = v.centre(upper) if upper is not None else v.shift
+        centre, sigma = (v.centre(upper), v.spread(upper)) if upper is not None \
+            else (v.shift, v.sigma)
         if v.distribution == "lognormal":
-            value = base * np.exp(centre + v.sigma * z[:, k])
+            value = base * np.exp(centre + sigma * z[:, k])
         else:
-            value = base + centre + v.sigma * z[:, k]
+            value = base + centre + sigma * z[:, k]
         p = _BY_NAME[v.parameter]
         redraw |= ~((p.lower <= value) & (value <= p.upper))
         drawn.append(value)

@@ -140,7 +140,7 @@ def check_part(mc: MonteCarlo, path: Path, a: int, b: int, digest: str) -> int:
     n = b - a
     dev, cyc = (table[c].to_numpy() for c in ("device", "cycle"))
     expected_dev = np.repeat(np.arange(a, b), mc.cycles)
-    expected_cyc = np.tile(np.arange(mc.cycles), n)
+    expected_cyc = np.tile(np.arange(mc.burn_in, mc.burn_in + mc.cycles), n)
     if not (len(dev) == n * mc.cycles and np.array_equal(dev, expected_dev)
             and np.array_equal(cyc, expected_cyc)):
         raise bad(f"{table.num_rows} rows, expected devices {a}-{b - 1} × {mc.cycles} "
