@@ -108,7 +108,7 @@ def _round_trip(data_seed: int) -> tuple[dict, dict]:
 
     from rram.fit.data import load_distribution
 
-    measured = run_devices(MonteCarlo(card=FORMED, spec=TRUE_SPEC, devices=64, cycles=50,
+    measured = run_devices(MonteCarlo(card=FORMED, spec=TRUE_SPEC, devices=64, cycles=50, burn_in=1,
                                       seed=data_seed), range(64))
     assert measured["converged"].all()
     with tempfile.TemporaryDirectory() as folder:

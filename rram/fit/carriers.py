@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
 from ..params import Card
-from ..variation import Mode, Variation, VariationSpec
+from ..variation import Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
 from .modes import Configurations
 from .target import LOG_METRICS, Target, rank_correlations, stats_of
@@ -158,8 +158,12 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
         return spec
     extra = (Variation(GEOMETRY, "c2c", "lognormal", 0.0, "fitted: the CF's cell in the "
                        "upper configuration", mode_step=geometry),) if geometry else ()
+    # a scale that the σ has outgrown since it was set stops at the largest σ
     return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter],
-                                       mode_scale=scales[v.parameter])
+                                       mode_scale=min(scales[v.parameter],
+                                                      spread_limits(v.parameter,
+                                                                    v.distribution)[0]
+                                                      / max(v.sigma, 1e-12)))
                                if v.kind == "c2c" and v.parameter in steps else v
                                for v in spec.variations) + extra,
                          Mode(round(config.modes.share, 4), config.memory))

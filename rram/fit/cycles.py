@@ -1,9 +1,9 @@
 """Cycle-to-cycle scatter of the kinetic parameters, from fitting every measured loop.
 
 Each loop is refitted from the median-cycle card with one short stage: the barriers that
-set V_set (``ea``) and the RESET (``eh``, and with it the HRS the next SET starts from:
-the loop is simulated after a burn-in loop, :meth:`rram.fit.loop.MeasuredLoop.stimulus`)
-and the CF's thermal coupling that sets the LRS (``kth``).
+set V_set (``ea``) and the RESET (``eh``), the CF's thermal coupling that sets the LRS
+(``kth``) and the initial gap of that cycle (``x0``, the HRS the previous RESET left: a
+single cycle is no steady state, :attr:`rram.fit.loop.MeasuredLoop.steady`).
 The spread of the fitted values across cycles is a direct estimate of the C2C spreads
 that ``rram fit-variation`` then tunes against the distributions (``--scatter``).
 """
@@ -11,6 +11,7 @@ that ``rram fit-variation`` then tunes against the distributions (``--scatter``)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,7 @@ from .loop import MeasuredLoop
 from .recipe import Recipe, Stage
 
 #: The per-cycle stage: few parameters, so a loop takes a few seconds.
-SCATTER_PARAMETERS = ("ea", "eh", "kth")
+SCATTER_PARAMETERS = ("ea", "eh", "kth", "x0")
 #: Carrier of each scatter column in the variation spec (and whether it is lognormal).
 CARRIER_OF = {"ea": ("dea", False), "eh": ("deh", False), "kth": ("kth", True)}
 #: Columns of a per-cycle table that :func:`scatter_sigmas` reads.
@@ -56,7 +57,8 @@ def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,
         row: dict[str, object] = {"cycle": loop.cycle}
         try:
             # the C2C scatter of a few kinetic parameters: no identification per cycle
-            fit = fit_loop(loop, card, recipe, progress=False, identify=False)
+            fit = fit_loop(replace(loop, steady=False), card, recipe, progress=False,
+                           identify=False)
             reason = fit.failed_reason()
             if reason:
                 raise InputError(reason)

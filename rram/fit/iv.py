@@ -40,7 +40,7 @@ from .loop import (
     steady_card,
     switching_voltages,
 )
-from .recipe import Recipe, Stage, default_recipe
+from .recipe import Recipe, Stage, default_recipe, open_recipe
 
 #: Residual of a point the model could not simulate (decades).
 FAILED_RESIDUAL = 3.0
@@ -242,6 +242,8 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
 
     ``card.polarity`` is set from the data (SET at negative voltage: −1)."""
     recipe = recipe or default_recipe()
+    if not loop.steady:
+        recipe = open_recipe(recipe)
     t0 = time.perf_counter()
     card = card.replace(**recipe.start, polarity=loop.polarity)
     point_sets(loop)  # fail early on data that do not switch
@@ -262,7 +264,8 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if identify:
         card, identification = identify_parameters(loop, card, recipe, log=log,
                                                    options=options, refit=refit)
-    card = steady_card(loop, card, options)
+    if loop.steady:
+        card = steady_card(loop, card, options)
     cur = simulate_loops(loop, [card], options).current[0]
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}

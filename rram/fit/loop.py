@@ -10,7 +10,7 @@ the comparison is like for like.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,12 +33,18 @@ MEDIAN_POINTS = 5
 
 @dataclass(frozen=True)
 class MeasuredLoop:
-    """SET sweep then RESET sweep of one cycle, with their compliances (A)."""
+    """SET sweep then RESET sweep of one cycle, with their compliances (A).
+
+    ``steady``: the loop stands for the device's periodic steady state (the median loop
+    of many cycles), so its SET starts from the state its own RESET leaves; False for one
+    given cycle, whose SET starts from the previous cycle's RESET (its initial state a
+    fitted unknown)."""
 
     set: IVCurve
     reset: IVCurve
     icc_set: float
     icc_reset: float = 0.1
+    steady: bool = True
 
     def __post_init__(self) -> None:
         if self.set.v_peak * self.reset.v_peak >= 0:
@@ -75,12 +81,13 @@ class MeasuredLoop:
         return float(np.sign(self.set.v_peak))
 
     def stimulus(self) -> Stimulus:
-        """The loop after a burn-in loop (cycle 0, not sampled): the SET that is compared
-        starts from the state the model's own RESET leaves, as each measured SET starts
-        from the previous cycle's RESET (a periodic steady state; the card's initial
-        state ``x0``, ``w0`` only seeds the burn-in).  The burn-in sweeps each branch's
-        triangle (to its peak and back in the measured times): the measured points are
-        breakpoints the integrator must stop at, the triangle's few are not."""
+        """A :attr:`steady` loop after a burn-in loop (cycle 0, not sampled): the SET that
+        is compared starts from the state the model's own RESET leaves, as each measured
+        SET starts from the previous cycle's RESET (a periodic steady state; the card's
+        initial state ``x0``, ``w0`` only seeds the burn-in).  The burn-in sweeps each
+        branch's triangle (to its peak and back in the measured times): the measured
+        points are breakpoints the integrator must stop at, the triangle's few are not.
+        A loop that is not steady starts from the card's initial state."""
         t, v = self.time, self.voltage
         if v[0] != 0.0:  # start from rest: the states are defined at 0 V
             t, v = np.r_[t[0] - GAP_S, t], np.r_[0.0, v]
@@ -89,6 +96,8 @@ class MeasuredLoop:
         n_set = len(t) - len(self.reset.time)
         icc = np.where(np.arange(len(t) - 1) < n_set - 1, self.icc_set, self.icc_reset)
         phases = tuple("set" if k < n_set - 1 else "reset" for k in range(len(t) - 1))
+        if not self.steady:  # one cycle: from the card's initial state
+            return Stimulus(t, v, icc, np.ones(len(t) - 1, int), phases, samples)
         tb, vb, iccb, phb = [0.0], [0.0], [], []
         for curve, icc_b, name in ((self.set, self.icc_set, "set"),
                                    (self.reset, self.icc_reset, "reset")):
@@ -159,9 +168,10 @@ def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
 
 
 def select_loop(loops: Sequence[MeasuredLoop], cycle: int) -> MeasuredLoop:
+    """Cycle ``cycle``'s loop, not :attr:`~MeasuredLoop.steady`."""
     for lp in loops:
         if lp.cycle == cycle:
-            return lp
+            return replace(lp, steady=False)
     have = [lp.cycle for lp in loops]
     raise InputError(f"cycle {cycle} has no SET and RESET sweep pair (cycles with both: "
                      f"{have[0]}..{have[-1]}, {len(have)} in all)")
@@ -190,7 +200,7 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
                    options=options or Options())
     out = np.full((len(cards), len(st.sample_times)), np.nan)
     v_set = np.full(len(cards), np.nan)
-    set_segments = np.array([ph == "set" for ph in st.phases]) & (st.cycles == 1)
+    set_segments = np.array([ph == "set" for ph in st.phases]) & (st.cycles == st.cycles[-1])
     gap, width = np.full_like(out, np.nan), np.full_like(out, np.nan)
     for d in range(len(cards)):
         # a loop cut short by the step limit still shows its measured part

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +175,22 @@ class Recipe:
 
 def load_recipe(path: str | Path) -> Recipe:
     return Recipe.from_json(read_text(path, "recipe"), str(path))
+
+
+#: The initial state: fitted on a loop that is not steady (:func:`open_recipe`).
+INITIAL_STATE = ("x0", "w0")
+
+
+def open_recipe(recipe: Recipe) -> Recipe:
+    """``recipe`` for one cycle's loop (:attr:`rram.fit.loop.MeasuredLoop.steady`
+    False): its first and last stages also fit the initial state (:data:`INITIAL_STATE`),
+    unless a stage fits part of it already."""
+    stages = list(recipe.stages)
+    if any(p in s.parameters for s in stages for p in INITIAL_STATE):
+        return recipe
+    for k in {0, len(stages) - 1}:
+        stages[k] = replace(stages[k], parameters=stages[k].parameters + INITIAL_STATE)
+    return replace(recipe, stages=tuple(stages))
 
 
 def default_recipe() -> Recipe:
