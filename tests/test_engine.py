@@ -91,3 +91,14 @@ def test_compiled_engines_cache_is_keyed_by_kernels_and_codegen_settings(monkeyp
     assert jit.cache_dir() != plain
     monkeypatch.setattr(numba.config, "ENABLE_PROFILING", 0)
     assert jit.cache_dir() == plain
+
+
+def test_tightened_divides_every_error_tolerance_and_names_a_bad_factor():
+    base = Options(rtol=2e-3, hfrac=0.2)
+    half = base.tightened(2)
+    assert (half.rtol, half.atol_v, half.atol_nm, half.atol_k, half.chgtol) == (
+        1e-3, base.atol_v / 2, base.atol_nm / 2, base.atol_k / 2, base.chgtol / 2)
+    assert half.hfrac == 0.2 and half.max_steps == base.max_steps  # step caps unchanged
+    for bad in (0, -1.0, float("nan"), "2"):
+        with pytest.raises(InputError, match="tolerance factor"):
+            base.tightened(bad)

@@ -7,8 +7,9 @@ parallel over the cores, see :mod:`rram.engine.integrator`) and returns a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -76,6 +77,14 @@ class Options:
     def tight(cls, **kw) -> Options:
         """Reference-grade tolerances (equivalence tests, fast overshoot transients)."""
         return cls(rtol=1e-6, chgtol=1e-17, atol_nm=1e-6, **kw)
+
+    def tightened(self, factor: float) -> Options:
+        """Every error tolerance divided by ``factor`` (> 0; 2 halves them)."""
+        if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 0):
+            raise InputError(f"tolerance factor must be a finite number > 0, got {factor!r}")
+        return replace(self, rtol=self.rtol / factor, atol_v=self.atol_v / factor,
+                       atol_nm=self.atol_nm / factor, atol_k=self.atol_k / factor,
+                       chgtol=self.chgtol / factor)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         atol = np.array([self.atol_v] * 4 + [self.atol_nm] * 2 + [self.atol_k])

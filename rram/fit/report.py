@@ -86,6 +86,10 @@ def _identification_lines(ident: dict) -> list[str]:
         lines.append("fixed (not identified by this loop):")
         for name, p in ident["fixed"].items():
             lines.append(f"  {name:8s} {p['value']:12.5g}  {p['reason']}")
+    if "polish" in ident:
+        p = ident["polish"]
+        lines.append(f"identified values polished at tolerances /{p['tightening']:g}: RMS "
+                     f"{p['rms_dec']:.4f} dec ({p['nfev']} simulations, {p['seconds']} s)")
     strong = {k: v for k, v in ident["correlations"].items() if abs(v) >= 0.9}
     if strong:
         lines.append("correlated fitted pairs (|r| >= 0.9): "
