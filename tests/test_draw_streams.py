@@ -42,10 +42,10 @@ def slow_draw(spec, base, seed, devices, cycle, event):
 
 def test_draws_equal_the_one_at_a_time_definition_with_redraws():
     base = dict(default_card().values)
-    # dei's σ of 0.4 eV against its ±0.5 eV range: many draws are redrawn
+    # dei's σ of 0.8 eV against its ±1 eV range: many draws are redrawn
     spec = VariationSpec((*(v for v in default_variation().variations
                             if (v.parameter, v.kind) != ("dei", "d2d")),
-                          Variation("dei", "d2d", "normal", 0.4, "wide"),
+                          Variation("dei", "d2d", "normal", 0.8, "wide"),
                           Variation("kw", "c2c", "lognormal", 3.0, "wide")))
     devices = list(range(0, 300, 3))
     fast = draw(spec, base, 7, devices, 5, "set")
