@@ -64,7 +64,7 @@ PARAMETERS: tuple[Parameter, ...] = (
     _p("deh", 0, "eV", "Offset on the ion-hopping barrier eh (variation)", "instance",
        -0.5, 0.5, kind="instance", role="kinetic"),
     _p("dei", 0, "eV", "Offset on the ion-release barrier ei (variation)", "instance",
-       -0.5, 0.5, kind="instance", role="kinetic"),
+       -1.0, 1.0, kind="instance", role="kinetic"),
     _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
        kind="instance", role="kinetic"),
     _p("fw", 1, "", "Factor on the lateral-growth field term alphaw (variation of the CF "
