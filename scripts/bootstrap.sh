@@ -104,13 +104,14 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 
 # --- 3. the package ---------------------------------------------------------
-# Reinstall only when pyproject.toml or the requested extras changed.
+# Reinstall only when pyproject.toml, the pinned versions or the requested extras changed.
 stamp="$venv/.rram-installed"
-want="$(sha256sum "$repo/pyproject.toml" | cut -d' ' -f1) $extras"
+constraints="$repo/scripts/constraints.txt"
+want="$(cat "$repo/pyproject.toml" "$constraints" | sha256sum | cut -d' ' -f1) $extras"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     say "installing rram[$extras] into $venv"
     "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$venv/bin/python" -m pip install -q -e "$repo[$extras]"
+    "$venv/bin/python" -m pip install -q -c "$constraints" -e "$repo[$extras]"
     echo "$want" > "$stamp"
 fi
 say "environment ready: $venv"
