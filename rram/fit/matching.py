@@ -261,7 +261,8 @@ def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int
                   ) -> dict[str, float]:
     """The CF's cell (``wcf``) in the upper configuration, by a scan of
     :data:`GEOMETRY_GRID` and none: each with the carriers' offsets solved again (one
-    linearised step), the best refined by moment matching.  A
+    linearised step) and :data:`SCAN_ROUNDS` moment steps, the best refined by moment
+    matching.  A
     narrower cell confines the CF a SET forms: R_LRS rises while the RESET, which the
     CF's own voltage starts, comes earlier (|V_reset| falls), so with the contact it
     reproduces a measured configuration whose V_reset rises less than R_LRS (TUD:
