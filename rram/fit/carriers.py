@@ -24,7 +24,7 @@ from ..params import Card
 from ..variation import Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
 from .modes import Configurations
-from .target import LOG_METRICS, Target, rank_correlations, stats_of
+from .target import LOG_METRICS, Target, conditional_stats, rank_correlations, stats_of
 
 #: The physical causes each metric may be carried by, in order of preference.
 CANDIDATES = {"r_lrs_ohm": ("rtop", "kth", "fw"), "r_hrs_ohm": ("deh",),
@@ -108,11 +108,16 @@ def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]
 
 
 def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict]:
-    """:func:`stats_of` a simulated frame, nested like the target's, and under
-    ``"ranks"`` the rank correlations the target measured."""
+    """:func:`stats_of` a simulated frame, nested like the target's (with the
+    conditional D2D spreads the target measured), and under ``"ranks"`` the rank
+    correlations the target measured."""
     devices = {m: frame["device"].to_numpy() for m in target.metrics}
-    out: dict[str, dict] = stats_of(_frame_metrics(frame, target),
-                                    devices if target.design else None)
+    values = _frame_metrics(frame, target)
+    out: dict[str, dict] = stats_of(values, devices if target.design else None)
+    if target.conditional:  # one row per cycle: the metrics are paired already
+        got = conditional_stats(values, frame["device"].to_numpy(), target.metrics)
+        for m, _ in target.conditional:
+            out[m]["d2d_given"] = got.get(m, math.nan)
     ranks = rank_correlations(frame)
     out["ranks"] = {k: ranks.get(k, float("nan")) for k, _ in target.ranks}
     return out

@@ -29,6 +29,7 @@ from .carriers import (
     spec_from,
 )
 from .modes import Configurations, simulated_configurations
+from .nested import CONDITIONAL
 from .target import LOG_METRICS, Target
 
 #: Mismatch units: a quantile in fifths of the metric's measured spread, a rank
@@ -47,6 +48,12 @@ def contrast(model: dict, metric: str) -> float:
     """A metric's median in the upper configuration less that in the lower, simulated."""
     got = model["configurations"][metric]
     return got["upper"] - got["lower"]
+
+
+def spread_statistic(data: dict, name: str) -> str:
+    """The statistic a metric's spread ``name`` is matched by: a D2D spread by the
+    conditional one (:func:`rram.fit.nested.conditional_d2d`) where the data have it."""
+    return "d2d_given" if name == "d2d" and "d2d_given" in data else name
 
 
 class Evaluator:
@@ -106,7 +113,8 @@ class Evaluator:
             else:
                 r.append(w * (s["median"] - d["median"]) / (0.05 * d["spread"]))
             for name, _ in self.target.spreads:
-                r.append(w * (s[name] / d[name] - 1) / 0.05)
+                k = spread_statistic(d, name)
+                r.append(w * (s[k] / d[k] - 1) / 0.05)
             r += list(w * (np.array(s["quantiles"]) - d["quantiles"])
                       / (QUANTILE_UNIT * d["spread"]))
         r += [(model["ranks"][k] - rho) / RANK_UNIT for k, rho in self.target.ranks]
@@ -181,8 +189,14 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
         configuration_step(ev, trial, model, sens, damping)
     # nested: the spreads within devices by the C2C σ, of the medians by the D2D σ
     for name, kind in ev.target.spreads:
-        s_data = np.array([max(data[m][name], 1e-12) for m in metrics])
-        s_model = np.array([model[m][name] for m in metrics])
+        stat = [spread_statistic(data[m], name) for m in metrics]
+        s_data = np.array([max(data[m][k], 1e-12) for m, k in zip(metrics, stat, strict=True)])
+        s_model = np.array([model[m][k] for m, k in zip(metrics, stat, strict=True)])
+        row = sens.copy()  # a conditional spread: the conditioning metric's carrier is out
+        for i, (m, k) in enumerate(zip(metrics, stat, strict=True)):
+            if k == "d2d_given":
+                row[i, [j for j, p in enumerate(carriers)
+                        if ev.carriers.get(dict(CONDITIONAL)[m]) == p]] = 0.0
         if ev.config is not None and name == "spread":  # the carriers' σ: within the
             cfg, got = ev.config.stats, model["configurations"]  # lower configuration
             s_data = np.array([max(cfg[m]["spread"], ev.target.spread_floor(m), 1e-12)
@@ -190,13 +204,13 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
             s_model = np.array([got[m]["spread"] if m in cfg else x
                                 for m, x in zip(metrics, s_model, strict=True)])
         sigma = np.array([values[sigma_key(p, kind)] for p in carriers])
-        predicted = (sens ** 2) @ (sigma ** 2)
+        predicted = (row ** 2) @ (sigma ** 2)
         unexplained = np.maximum(s_model ** 2 - predicted, 0.0)
         # where the linear sum overstates the simulated spread (saturating responses,
         # spreads of quantiles), the carriers' shares are scaled down to it
         scale = np.where(predicted > s_model ** 2, s_model ** 2 / np.maximum(predicted, 1e-300),
                          1.0)
-        gain = scale[:, None] * sens ** 2 / (s_data ** 2)[:, None]
+        gain = scale[:, None] * row ** 2 / (s_data ** 2)[:, None]
         var, _ = nnls(weight[:, None] * gain,
                       weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
         for j, p in enumerate(carriers):
@@ -341,4 +355,4 @@ def refine(ev: Evaluator, values: dict[str, float], devices: int, rounds: int
 
 __all__ = ["GEOMETRY_GRID", "QUANTILE_UNIT", "RANK_UNIT", "Evaluator", "configuration_step",
            "contrast", "geometry_scan", "moment_match", "moment_step", "refine",
-           "sensitivities", "shift_bounds"]
+           "sensitivities", "shift_bounds", "spread_statistic"]

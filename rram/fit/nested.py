@@ -14,7 +14,14 @@ Per metric (ln R for resistances, V for voltages):
 * ``d2d``: the D2D σ, ``between`` without the C2C noise a median of n cycles still
   carries: √(between² − k(n)·within²), k(n) the variance of the median of n standard
   normal samples (≈ π/(2n) for large n).  With it a model can be compared with data of
-  another design (the nested fit simulates more devices with fewer cycles).
+  another design (the nested fit simulates more devices with fewer cycles);
+* ``d2d_given`` (:func:`conditional_d2d`, for the pairs of :data:`CONDITIONAL`): the D2D
+  σ of one metric that the devices' medians of another leave, from the D2D covariance
+  (the medians' covariance less k(n) times the covariance within devices, the two
+  metrics paired by cycle).  A carrier of the second that moves the first too (the
+  CF's heating ``kth`` sets R_LRS and, through the RESET, R_HRS) is then taken out with
+  its sample of devices, instead of leaving the first's own D2D carrier a small, noisy
+  remainder of its total.
 
 The two factors of n are measured once per n on standard normal samples drawn from a
 fixed seed (:func:`median_factors`).
@@ -43,26 +50,51 @@ def _robust_sigma(x: np.ndarray) -> float:
     return float((q3 - q1) / 1.349)
 
 
+def _winsorized(x: np.ndarray) -> np.ndarray:
+    """``x`` clipped to median ± :data:`WINSOR` robust σ (interquartile range / 1.349)."""
+    centre, s = float(np.median(x)), _robust_sigma(x)
+    return np.clip(x, centre - WINSOR * s, centre + WINSOR * s) if s > 0 else x
+
+
 def winsorized_sigma(x: np.ndarray) -> float:
     """Standard deviation (ddof 1) of ``x`` clipped to median ± :data:`WINSOR` robust σ
     (interquartile range / 1.349); NaN with fewer than 2 values."""
     x = np.asarray(x, float)
     if x.size < 2:
         return math.nan
-    centre, s = float(np.median(x)), _robust_sigma(x)
-    if s > 0:
-        x = np.clip(x, centre - WINSOR * s, centre + WINSOR * s)
-    return float(np.std(x, ddof=1))
+    return float(np.std(_winsorized(x), ddof=1))
 
 
 @lru_cache(maxsize=256)
 def median_factors(n: int) -> tuple[float, float]:
     """(within, k) of samples of ``n`` standard normal values: the pooled robust σ of
     the deviations from each sample's median, and the variance of the median."""
+    z, med = _normal_samples(n)
+    return _robust_sigma((z - med[:, None]).ravel()), float(np.var(med))
+
+
+@lru_cache(maxsize=256)
+def deviation_variance(n: int) -> float:
+    """The mean square of the deviations of ``n`` standard normal values from their
+    median (what a covariance within devices measures of a variance of 1)."""
+    z, med = _normal_samples(n)
+    return float(np.mean((z - med[:, None]) ** 2))
+
+
+@lru_cache(maxsize=1024)
+def median_covariance(n: int, rho: float) -> float:
+    """The covariance of the medians of ``n`` pairs of standard normal values with
+    correlation ``rho`` (≥ 0; (2/π)·arcsin(ρ)·k(n) for large n)."""
+    z, med = _normal_samples(n)
+    other = np.random.default_rng(FACTOR_SEED + 1).standard_normal(z.shape)
+    w = rho * z + math.sqrt(max(1.0 - rho * rho, 0.0)) * other
+    return float(np.cov(med, np.median(w, axis=1))[0, 1])
+
+
+def _normal_samples(n: int) -> tuple[np.ndarray, np.ndarray]:
     rows = max(FACTOR_VALUES // max(n, 1), 2000)
     z = np.random.default_rng(FACTOR_SEED).standard_normal((rows, n))
-    med = np.median(z, axis=1)
-    return _robust_sigma((z - med[:, None]).ravel()), float(np.var(med))
+    return z, np.median(z, axis=1)
 
 
 def _groups(y: np.ndarray, devices: np.ndarray) -> list[np.ndarray]:
@@ -90,6 +122,45 @@ def nested_stats(y: np.ndarray, devices: np.ndarray) -> dict[str, float]:
     d2d = math.sqrt(max(between ** 2 - k_n * within ** 2, 0.0))
     return {"within": within, "between": between, "d2d": d2d,
             "devices": len(groups), "cycles": int(n)}
+
+
+#: (metric, the metric it is conditioned on) of :func:`conditional_d2d`.
+CONDITIONAL = (("r_hrs_ohm", "r_lrs_ohm"),)
+
+
+def conditional_d2d(y: np.ndarray, x: np.ndarray, devices: np.ndarray) -> float:
+    """The D2D σ of ``y`` that the devices' medians of ``x`` leave (both already ln R
+    or V, paired by cycle: one row per cycle of ``devices``; NaN = not measured): from
+    the D2D covariance Σ = cov(medians) − N, N the covariance of the medians of n
+    normal pairs with the within-device variances (of the deviations from each device's
+    median, over m(n) = :func:`deviation_variance`) and correlation ρ: k(n) times the
+    variances, :func:`median_covariance` times their geometric mean (the medians
+    winsorized as in :func:`winsorized_sigma`); then √(Σyy − Σxy²/Σxx), 0 where that is
+    negative.  NaN with fewer than 3 devices with ≥ 2
+    paired values."""
+    y, x = np.asarray(y, float), np.asarray(x, float)
+    ok = np.isfinite(y) & np.isfinite(x)
+    frame = pd.DataFrame({"x": x[ok], "y": y[ok], "d": np.asarray(devices)[ok]})
+    groups = [g[["x", "y"]].to_numpy() for _, g in frame.groupby("d", sort=True)
+              if len(g) >= 2]
+    if len(groups) < 3:
+        return math.nan
+    medians = np.array([np.median(g, axis=0) for g in groups])
+    n = int(np.median([len(g) for g in groups]))
+    deviations = np.concatenate([g - m for g, m in zip(groups, medians, strict=True)])
+    within = deviations.T @ deviations / len(deviations) / deviation_variance(n)
+    between = np.cov(np.column_stack([_winsorized(medians[:, 0]),
+                                      _winsorized(medians[:, 1])]).T)
+    # two medians do not covary by k(n)·ρ (the conditional spread came out 9 % high at
+    # n = 5 that way) but by the covariance of medians of normal pairs with correlation ρ
+    s = np.sqrt(np.diag(within))
+    rho = float(np.clip(within[0, 1] / max(s[0] * s[1], 1e-300), -1.0, 1.0))
+    k = median_factors(n)[1]
+    c = math.copysign(median_covariance(n, round(abs(rho), 2)), rho)
+    sigma = between - np.outer(s, s) * np.array([[k, c], [c, k]])
+    if sigma[0, 0] <= 0:  # x has no D2D part to explain y with
+        return math.sqrt(max(sigma[1, 1], 0.0))
+    return math.sqrt(max(sigma[1, 1] - sigma[0, 1] ** 2 / sigma[0, 0], 0.0))
 
 
 def check_design(frame: pd.DataFrame) -> tuple[int, int]:

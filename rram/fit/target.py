@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ import pandas as pd
 from ..checks import is_number
 from ..errors import InputError
 from ..events import did_not_switch
-from .nested import check_design, nested_stats
+from .nested import CONDITIONAL, check_design, conditional_d2d, nested_stats
 
 METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
@@ -77,6 +77,19 @@ def rank_correlations(frame: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def conditional_stats(paired: Mapping[str, np.ndarray], devices: np.ndarray,
+                      metrics: tuple[str, ...]) -> dict[str, float]:
+    """:func:`rram.fit.nested.conditional_d2d` of each :data:`CONDITIONAL` pair whose
+    two metrics are fitted, from ``paired`` values (one row per cycle of ``devices``;
+    ln R for resistances)."""
+    def scaled(m: str) -> np.ndarray:
+        x = np.asarray(paired[m], float)
+        return np.log(x) if m in LOG_METRICS else x
+
+    return {m: conditional_d2d(scaled(m), scaled(given), devices)
+            for m, given in CONDITIONAL if m in metrics and given in metrics}
+
+
 def stats_of(values: dict[str, np.ndarray], devices: dict[str, np.ndarray] | None = None
              ) -> dict[str, dict[str, float]]:
     """Median, robust spread (ln-σ for resistances, σ for voltages) and the plain
@@ -111,6 +124,8 @@ class Target:
     ranks: tuple[tuple[str, float], ...] = ()
     #: share of the measured SETs that did not switch (``no_set``), NaN if unknown
     failed_sets: float = math.nan
+    #: nested: (metric, its measured ``d2d_given``) of the :data:`CONDITIONAL` pairs
+    conditional: tuple[tuple[str, float], ...] = ()
 
     @property
     def spreads(self) -> tuple[tuple[str, str], ...]:
@@ -144,6 +159,10 @@ class Target:
                 s[name] = max(s[name], self.spread_floor(m))
             if self.design:  # below a tenth of the medians' spread, D2D is unresolved
                 s["d2d"] = max(s["d2d"], 0.1 * s["between"])
+        for m, value in self.conditional:
+            if m in out:
+                out[m]["d2d_given"] = max(value, self.spread_floor(m),
+                                          0.1 * out[m]["between"])
         return out
 
     def c2c_fraction(self, metric: str) -> float:
@@ -216,6 +235,16 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
               if "reason" in lrs.columns and len(lrs) else math.nan)
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
                     _data_ranks(lrs, hrs, skip), float(failed))
+    if design:  # the conditional D2D spreads, their metrics paired by cycle
+        conditional = {}
+        for m, given in CONDITIONAL:
+            if m in target.metrics and given in target.metrics:
+                both = rows[m].merge(rows[given], on=["device", "cycle"])
+                conditional.update(conditional_stats(
+                    {m: both["value_x"].to_numpy(float), given: both["value_y"].to_numpy(float)},
+                    both["device"].to_numpy(), (m, given)))
+        target = replace(target, conditional=tuple(
+            (m, v) for m, v in conditional.items() if math.isfinite(v)))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     for m in target.metrics:

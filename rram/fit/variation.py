@@ -85,6 +85,7 @@ from .matching import (
     shift_bounds,
 )
 from .modes import Configurations, simulated_configurations
+from .nested import CONDITIONAL
 from .target import (
     LOG_METRICS,
     METRICS,
@@ -144,6 +145,12 @@ class VariationFit:
                 d, s = self.data_stats[m], self.model_stats[m]
                 lines.append(f"  {m:10s} {d['within']:9.4g} {s['within']:9.4g}   "
                              f"{d['d2d']:9.4g} {s['d2d']:9.4g}")
+            for m, given in CONDITIONAL:
+                if "d2d_given" in self.data_stats.get(m, {}):
+                    lines.append(f"  {m} D2D given the devices' {given}: data "
+                                 f"{self.data_stats[m]['d2d_given']:.4g}, model "
+                                 f"{self.model_stats[m]['d2d_given']:.4g} (fitted in its "
+                                 "place)")
         lines.append("quantiles " + "/".join(f"{100 * q:g}" for q in QUANTILES)
                      + " % (ln R for resistances), data | model:")
         for m in self.target.metrics:
