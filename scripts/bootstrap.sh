@@ -107,6 +107,7 @@ fi
 # Reinstall only when pyproject.toml, the pinned versions or the requested extras changed.
 stamp="$venv/.rram-installed"
 constraints="$repo/scripts/constraints.txt"
+[ -r "$constraints" ] || die "missing $constraints (the pinned versions; restore it from git)"
 want="$(cat "$repo/pyproject.toml" "$constraints" | sha256sum | cut -d' ' -f1) $extras"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     say "installing rram[$extras] into $venv"

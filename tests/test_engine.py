@@ -99,6 +99,7 @@ def test_tightened_divides_every_error_tolerance_and_names_a_bad_factor():
     assert (half.rtol, half.atol_v, half.atol_nm, half.atol_k, half.chgtol) == (
         1e-3, base.atol_v / 2, base.atol_nm / 2, base.atol_k / 2, base.chgtol / 2)
     assert half.hfrac == 0.2 and half.max_steps == base.max_steps  # step caps unchanged
-    for bad in (0, -1.0, float("nan"), "2"):
+    assert base.tightened(np.int64(4)).rtol == 5e-4
+    for bad in (0, -1.0, float("nan"), "2", True):
         with pytest.raises(InputError, match="tolerance factor"):
             base.tightened(bad)

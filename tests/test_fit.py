@@ -324,8 +324,6 @@ def test_an_unidentified_parameter_is_set_to_its_documented_value_and_the_rest_r
     assert load_card(out)["ea"] == pytest.approx(truth["ea"], rel=0.02)  # the file: 9 digits
 
 
-
-
 def random_start(recipe: Recipe, seed: int) -> dict[str, float]:
     """Every fitted parameter drawn uniformly within the recipe's bounds (log-uniformly
     for the parameters fitted as log₁₀); the initial gap within the layer."""

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..card import PARAMETER_NAMES, default_card
+from ..checks import is_number
 from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
 from ..equations import NM
 from ..errors import ConvergenceError, InputError
@@ -80,7 +81,7 @@ class Options:
 
     def tightened(self, factor: float) -> Options:
         """Every error tolerance divided by ``factor`` (> 0; 2 halves them)."""
-        if not (isinstance(factor, int | float) and math.isfinite(factor) and factor > 0):
+        if not (is_number(factor) and math.isfinite(factor) and factor > 0):
             raise InputError(f"tolerance factor must be a finite number > 0, got {factor!r}")
         return replace(self, rtol=self.rtol / factor, atol_v=self.atol_v / factor,
                        atol_nm=self.atol_nm / factor, atol_k=self.atol_k / factor,

@@ -451,7 +451,12 @@ def polish(loop: MeasuredLoop, card: Card, recipe: Recipe, ident: dict,
         return card, _public(ident)
     tight = (options or Options()).tightened(POLISH_TIGHTENING)
     stage = Stage("polish", names, "all", recipe.stages[-1].voltage_weight, POLISH_NFEV)
-    polished, report = _run_stage(loop, card, recipe, stage, tight, POLISH_TOLERANCE)
+    try:
+        polished, report = _run_stage(loop, card, recipe, stage, tight, POLISH_TOLERANCE)
+    except InputError as exc:  # ended on a card constraint: the fit stands unpolished
+        if log:
+            log(f"  no polish: {exc}")
+        return card, _public({**ident, "polish": {"skipped": str(exc)}})
     if log:
         log(f"  polish at tolerances /{POLISH_TIGHTENING:g}: RMS {report.rms_dec:.4f} dec, "
             f"{report.nfev} simulations, {report.seconds:.1f} s")

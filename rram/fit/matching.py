@@ -100,7 +100,8 @@ class Evaluator:
 
     def residual(self, model: dict) -> np.ndarray:
         """Per metric: the median (5 % of it for R, 5 % of the spread for V) and the
-        spread (5 % of it; nested: within and between) mismatches, then the
+        spread (5 % of it; nested: within devices and of their medians, the latter
+        by :func:`spread_statistic`) mismatches, then the
         :data:`QUANTILES` (of ln R for resistances; :data:`QUANTILE_UNIT` of the
         measured spread), times the metric's weight; then the rank correlations
         (:data:`RANK_UNIT`); last, with two configurations, each metric's contrast
@@ -205,14 +206,17 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
                                 for m, x in zip(metrics, s_model, strict=True)])
         sigma = np.array([values[sigma_key(p, kind)] for p in carriers])
         predicted = (row ** 2) @ (sigma ** 2)
+        # a spread the sample could not measure (too few devices switched) weighs 0
+        measured = np.isfinite(s_model)
+        s_model = np.where(measured, s_model, np.sqrt(predicted))
         unexplained = np.maximum(s_model ** 2 - predicted, 0.0)
         # where the linear sum overstates the simulated spread (saturating responses,
         # spreads of quantiles), the carriers' shares are scaled down to it
         scale = np.where(predicted > s_model ** 2, s_model ** 2 / np.maximum(predicted, 1e-300),
                          1.0)
         gain = scale[:, None] * row ** 2 / (s_data ** 2)[:, None]
-        var, _ = nnls(weight[:, None] * gain,
-                      weight * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
+        w = weight * measured
+        var, _ = nnls(w[:, None] * gain, w * np.maximum(1.0 - unexplained / s_data ** 2, 0.0))
         for j, p in enumerate(carriers):
             target = min(math.sqrt(var[j]), MAX_SIGMA[p])
             # damped in the log: a spread far too wide pushes devices out of switching
@@ -308,8 +312,9 @@ def moment_match(ev: Evaluator, values: dict[str, float], rounds: int,
     """Linearised moment matching (:func:`moment_step`); the sensitivities are probed
     again after every accepted step (the response is far from linear: R_LRS saturates
     as ``kth`` grows), and the step is halved whenever a round makes the match worse.
-    ``rounds`` counts the steps tried.  ``sens`` given (probed on a smaller design, for
-    :func:`refine`): used throughout, never probed."""
+    ``rounds`` counts the steps tried.  ``sens`` given (probed on a smaller design for
+    :func:`refine`, or once for all the cells of :func:`geometry_scan`): used
+    throughout, never probed."""
     model = ev.stats(values)
     probe = sens is None
     if sens is None:

@@ -17,14 +17,14 @@ Per metric (ln R for resistances, V for voltages):
   another design (the nested fit simulates more devices with fewer cycles);
 * ``d2d_given`` (:func:`conditional_d2d`, for the pairs of :data:`CONDITIONAL`): the D2D
   σ of one metric that the devices' medians of another leave, from the D2D covariance
-  (the medians' covariance less k(n) times the covariance within devices, the two
-  metrics paired by cycle).  A carrier of the second that moves the first too (the
-  CF's heating ``kth`` sets R_LRS and, through the RESET, R_HRS) is then taken out with
-  its sample of devices, instead of leaving the first's own D2D carrier a small, noisy
-  remainder of its total.
+  (the medians' covariance less what their C2C noise gives, from the covariance
+  within devices, the two metrics paired by cycle).  A carrier of the second that
+  moves the first too (the CF's heating ``kth`` sets R_LRS and, through the RESET,
+  R_HRS) is then taken out with its sample of devices, instead of leaving the first's
+  own D2D carrier a small, noisy remainder of its total.
 
-The two factors of n are measured once per n on standard normal samples drawn from a
-fixed seed (:func:`median_factors`).
+The factors of n are measured once per n on standard normal samples drawn from a fixed
+seed (:func:`median_factors`, :func:`median_covariance`).
 
 Pure functions of arrays; the design check of a table is :func:`check_design`.
 """
@@ -73,24 +73,22 @@ def median_factors(n: int) -> tuple[float, float]:
     return _robust_sigma((z - med[:, None]).ravel()), float(np.var(med))
 
 
-@lru_cache(maxsize=256)
-def deviation_variance(n: int) -> float:
-    """The mean square of the deviations of ``n`` standard normal values from their
-    median (what a covariance within devices measures of a variance of 1)."""
-    z, med = _normal_samples(n)
-    return float(np.mean((z - med[:, None]) ** 2))
-
-
 @lru_cache(maxsize=1024)
 def median_covariance(n: int, rho: float) -> float:
     """The covariance of the medians of ``n`` pairs of standard normal values with
     correlation ``rho`` (≥ 0; (2/π)·arcsin(ρ)·k(n) for large n)."""
     z, med = _normal_samples(n)
-    other = np.random.default_rng(FACTOR_SEED + 1).standard_normal(z.shape)
-    w = rho * z + math.sqrt(max(1.0 - rho * rho, 0.0)) * other
+    w = rho * z + math.sqrt(max(1.0 - rho * rho, 0.0)) * _other_samples(n)
     return float(np.cov(med, np.median(w, axis=1))[0, 1])
 
 
+@lru_cache(maxsize=2)
+def _other_samples(n: int) -> np.ndarray:
+    """Independent of :func:`_normal_samples`' (the partner of each pair)."""
+    return np.random.default_rng(FACTOR_SEED + 1).standard_normal(_normal_samples(n)[0].shape)
+
+
+@lru_cache(maxsize=2)  # 32 MB each
 def _normal_samples(n: int) -> tuple[np.ndarray, np.ndarray]:
     rows = max(FACTOR_VALUES // max(n, 1), 2000)
     z = np.random.default_rng(FACTOR_SEED).standard_normal((rows, n))
@@ -130,14 +128,17 @@ CONDITIONAL = (("r_hrs_ohm", "r_lrs_ohm"),)
 
 def conditional_d2d(y: np.ndarray, x: np.ndarray, devices: np.ndarray) -> float:
     """The D2D σ of ``y`` that the devices' medians of ``x`` leave (both already ln R
-    or V, paired by cycle: one row per cycle of ``devices``; NaN = not measured): from
-    the D2D covariance Σ = cov(medians) − N, N the covariance of the medians of n
-    normal pairs with the within-device variances (of the deviations from each device's
-    median, over m(n) = :func:`deviation_variance`) and correlation ρ: k(n) times the
-    variances, :func:`median_covariance` times their geometric mean (the medians
-    winsorized as in :func:`winsorized_sigma`); then √(Σyy − Σxy²/Σxx), 0 where that is
-    negative.  NaN with fewer than 3 devices with ≥ 2
-    paired values."""
+    or V, paired by cycle: one row per cycle of ``devices``; NaN = not measured).
+
+    The D2D covariance is Σ = cov(medians) − N (the medians winsorized as in
+    :func:`winsorized_sigma`), N the covariance that the C2C noise of medians of n pairs
+    gives: k(n) times the within-device variances, and :func:`median_covariance` of
+    their correlation ρ times their geometric mean (medians of pairs covary less than
+    k(n)·ρ).  The within-device covariance is pooled from the deviations from each
+    device's mean (unbiased; deviations from the median understate ρ: 0.75 for 0.8 at
+    n = 5).  Then √(Σyy − Σxy²/Σxx), 0 where that is negative, and √Σyy where x has
+    no D2D part to speak of (Σxx below a hundredth of its medians' variance).  NaN with
+    fewer than 3 devices with ≥ 2 paired values."""
     y, x = np.asarray(y, float), np.asarray(x, float)
     ok = np.isfinite(y) & np.isfinite(x)
     frame = pd.DataFrame({"x": x[ok], "y": y[ok], "d": np.asarray(devices)[ok]})
@@ -147,18 +148,16 @@ def conditional_d2d(y: np.ndarray, x: np.ndarray, devices: np.ndarray) -> float:
         return math.nan
     medians = np.array([np.median(g, axis=0) for g in groups])
     n = int(np.median([len(g) for g in groups]))
-    deviations = np.concatenate([g - m for g, m in zip(groups, medians, strict=True)])
-    within = deviations.T @ deviations / len(deviations) / deviation_variance(n)
+    deviations = np.concatenate([g - g.mean(axis=0) for g in groups])
+    within = deviations.T @ deviations / (len(deviations) - len(groups))
     between = np.cov(np.column_stack([_winsorized(medians[:, 0]),
                                       _winsorized(medians[:, 1])]).T)
-    # two medians do not covary by k(n)·ρ (the conditional spread came out 9 % high at
-    # n = 5 that way) but by the covariance of medians of normal pairs with correlation ρ
     s = np.sqrt(np.diag(within))
     rho = float(np.clip(within[0, 1] / max(s[0] * s[1], 1e-300), -1.0, 1.0))
     k = median_factors(n)[1]
     c = math.copysign(median_covariance(n, round(abs(rho), 2)), rho)
     sigma = between - np.outer(s, s) * np.array([[k, c], [c, k]])
-    if sigma[0, 0] <= 0:  # x has no D2D part to explain y with
+    if sigma[0, 0] <= 0.01 * between[0, 0]:  # nothing of x's to explain y with
         return math.sqrt(max(sigma[1, 1], 0.0))
     return math.sqrt(max(sigma[1, 1] - sigma[0, 1] ** 2 / sigma[0, 0], 0.0))
 

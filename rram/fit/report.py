@@ -86,7 +86,7 @@ def _identification_lines(ident: dict) -> list[str]:
         lines.append("fixed (not identified by this loop):")
         for name, p in ident["fixed"].items():
             lines.append(f"  {name:8s} {p['value']:12.5g}  {p['reason']}")
-    if "polish" in ident:
+    if "polish" in ident and "skipped" not in ident["polish"]:
         p = ident["polish"]
         lines.append(f"identified values polished at tolerances /{p['tightening']:g}: RMS "
                      f"{p['rms_dec']:.4f} dec ({p['nfev']} simulations, {p['seconds']} s)")
