@@ -77,16 +77,18 @@ def rank_correlations(frame: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def scaled(metric: str, x: np.ndarray) -> np.ndarray:
+    """The values a metric's statistics are taken of: ln R for resistances, V as is."""
+    x = np.asarray(x, float)
+    return np.log(x) if metric in LOG_METRICS else x
+
+
 def conditional_stats(paired: Mapping[str, np.ndarray], devices: np.ndarray,
                       metrics: tuple[str, ...]) -> dict[str, float]:
     """:func:`rram.fit.nested.conditional_d2d` of each :data:`CONDITIONAL` pair whose
-    two metrics are fitted, from ``paired`` values (one row per cycle of ``devices``;
-    ln R for resistances)."""
-    def scaled(m: str) -> np.ndarray:
-        x = np.asarray(paired[m], float)
-        return np.log(x) if m in LOG_METRICS else x
-
-    return {m: conditional_d2d(scaled(m), scaled(given), devices)
+    two metrics are in ``metrics``, from ``paired`` values (one row per cycle of
+    ``devices``)."""
+    return {m: conditional_d2d(scaled(m, paired[m]), scaled(given, paired[given]), devices)
             for m, given in CONDITIONAL if m in metrics and given in metrics}
 
 
@@ -99,7 +101,7 @@ def stats_of(values: dict[str, np.ndarray], devices: dict[str, np.ndarray] | Non
     for m, x in values.items():
         x = np.asarray(x, float)
         ok = np.isfinite(x)
-        y = np.log(x[ok]) if m in LOG_METRICS else x[ok]
+        y = scaled(m, x[ok])
         out[m] = {"median": float(np.median(x[ok])), "spread": robust_sigma(y),
                   "std": float(np.std(y, ddof=1)), "n": int(ok.sum()),
                   "quantiles": [float(v) for v in np.quantile(y, QUANTILES)]}
@@ -236,15 +238,15 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
                     _data_ranks(lrs, hrs, skip), float(failed))
     if design:  # the conditional D2D spreads, their metrics paired by cycle
-        conditional = {}
+        conditional = []
         for m, given in CONDITIONAL:
             if m in target.metrics and given in target.metrics:
                 both = rows[m].merge(rows[given], on=["device", "cycle"])
-                conditional.update(conditional_stats(
-                    {m: both["value_x"].to_numpy(float), given: both["value_y"].to_numpy(float)},
-                    both["device"].to_numpy(), (m, given)))
+                conditional.append((m, conditional_d2d(
+                    scaled(m, both["value_x"]), scaled(given, both["value_y"]),
+                    both["device"].to_numpy())))
         target = replace(target, conditional=tuple(
-            (m, v) for m, v in conditional.items() if math.isfinite(v)))
+            (m, v) for m, v in conditional if math.isfinite(v)))
     if not target.metrics:
         raise InputError("nothing to fit: every metric is skipped or has fewer than 20 values")
     for m in target.metrics:
