@@ -295,15 +295,70 @@ def soft_floor(u: Operand, floor: Operand, width: Operand) -> Expr:
     return floor + width * softplus((u - floor) / width)
 
 
+def soft_ceil(u: Operand, ceil: Operand, width: Operand) -> Expr:
+    """ceil − width·softplus((ceil − u)/width): equals u to within width·e^(−(ceil−u)/width)."""
+    u, ceil, width = as_expr(u), as_expr(ceil), as_expr(width)
+    return ceil - width * softplus((ceil - u) / width)
+
+
+def soft_floor_parts(node: Expr) -> tuple[Expr, Expr, Expr] | None:
+    """(u, floor, width) if ``node`` was built by :func:`soft_floor`, else None."""
+    if node.op == "mul" and _softplus_distance(node) is not None:  # a floor at 0
+        return _softplus_distance(node), ZERO, node.args[0]
+    if node.op != "add":
+        return None
+    floor, scaled = node.args
+    distance = _softplus_distance(scaled)
+    if distance is None:
+        return None
+    width = scaled.args[0]
+    if distance.op == "sub" and distance.args[1] is floor:
+        return distance.args[0], floor, width
+    # u − (−c) is built as u + c
+    if distance.op == "add" and floor.op == "neg" and distance.args[1] is floor.args[0]:
+        return distance.args[0], floor, width
+    return None
+
+
+def soft_ceil_parts(node: Expr) -> tuple[Expr, Expr, Expr] | None:
+    """(u, ceil, width) if ``node`` was built by :func:`soft_ceil`, else None."""
+    if node.op != "sub":
+        return None
+    ceil, scaled = node.args
+    distance = _softplus_distance(scaled)
+    if distance is None or distance.op != "sub" or distance.args[0] is not ceil:
+        return None
+    return distance.args[1], ceil, scaled.args[0]
+
+
+def soft_cap_parts(node: Expr) -> tuple[Expr, Expr] | None:
+    """(u, cap) if ``node`` is u − softplus(u − cap) (a soft ceiling of unit width, as
+    :func:`~rram.equations.capped_rate` builds it), else None."""
+    if node.op != "sub" or node.args[1].op != "softplus":
+        return None
+    u, excess = node.args[0], node.args[1].args[0]
+    if excess.op != "sub" or excess.args[0] is not u:
+        return None
+    return u, excess.args[1]
+
+
+def _softplus_distance(scaled: Expr) -> Expr | None:
+    """d if ``scaled`` is width·softplus(d/width), else None."""
+    if scaled.op != "mul" or scaled.args[1].op != "softplus":
+        return None
+    width, ratio = scaled.args[0], scaled.args[1].args[0]
+    if ratio.op != "div" or ratio.args[1] is not width:
+        return None
+    return ratio.args[0]
+
+
 def soft_clip(u: Operand, lo: Operand, hi: Operand, width: Operand) -> Expr:
     """u inside [lo, hi] (to within width·e^(−distance/width)), saturating smoothly outside.
 
     A soft floor followed by a soft ceiling, hi − w·softplus((hi − floor)/w): C∞,
     monotone, and exactly within [lo, hi] however large |u| is (no cancellation).
     """
-    u, lo, hi, width = as_expr(u), as_expr(lo), as_expr(hi), as_expr(width)
-    floored = lo + width * softplus((u - lo) / width)
-    return hi - width * softplus((hi - floored) / width)
+    return soft_ceil(soft_floor(u, lo, width), hi, width)
 
 
 def soft_clip_odd(u: Operand, limit: Operand, width: Operand) -> Expr:

@@ -102,3 +102,22 @@ def test_internal_helpers_cannot_reach_spice_or_veriloga():
         from rram.printers.base import Dialect
 
         Dialect("spice", str, str).call("exp_clip", "x")
+
+
+def test_soft_bounds_are_recognised_by_their_builders_only():
+    u, lo, hi, w = E.sym("u"), E.sym("lo"), E.sym("hi"), E.sym("w")
+    assert E.soft_floor_parts(E.soft_floor(u, lo, w)) == (u, lo, w)
+    assert E.soft_floor_parts(E.soft_floor(u, -lo, w)) == (u, -lo, w)  # u − (−lo) is u + lo
+    assert E.soft_floor_parts(E.soft_floor(u, 0.0, w)) == (u, E.ZERO, w)
+    assert E.soft_ceil_parts(E.soft_ceil(u, hi, w)) == (u, hi, w)
+    clip = E.soft_clip(u, lo, hi, w)
+    floored, ceil, width = E.soft_ceil_parts(clip)
+    assert (ceil, width) == (hi, w) and E.soft_floor_parts(floored) == (u, lo, w)
+    assert E.soft_cap_parts(u - E.softplus(u - hi)) == (u, hi)
+    # near misses: another width inside, another bound, other operations
+    assert E.soft_floor_parts(lo + w * E.softplus((u - lo) / hi)) is None
+    assert E.soft_floor_parts(lo + w * E.softplus((u - hi) / w)) is None
+    assert E.soft_ceil_parts(hi - w * E.softplus((lo - u) / w)) is None
+    assert E.soft_ceil_parts(E.soft_floor(u, lo, w)) is None
+    assert E.soft_cap_parts(u - E.softplus(lo - hi)) is None
+    assert E.soft_cap_parts(u - E.safe_exp(u - hi)) is None

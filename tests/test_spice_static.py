@@ -51,15 +51,17 @@ def random_card(rng: np.random.Generator):
             continue  # a cross-parameter constraint (x0 <= l0, ...): draw again
 
 
-def random_points(n: int, seed: int = 20261130):
+def random_points(n: int, seed: int = 20261130, beyond: float = 0.0):
+    """Points with the states in their physical ranges, or up to ``beyond`` nm (and K/nm
+    × 1000) outside them, where the guards saturate (a Newton iterate's values)."""
     rng = np.random.default_rng(seed)
     points = []
     for _ in range(n):
         card = random_card(rng)
         v = rng.uniform(-3, 3)
-        x = rng.uniform(0, card["l0"]) / 1e-9
-        w = rng.uniform(card["wmin"], card["wcf"]) / 1e-9
-        t = rng.uniform(card["tamb"], 1500.0)
+        x = rng.uniform(-beyond, card["l0"] / 1e-9 + beyond)
+        w = rng.uniform(card["wmin"] / 1e-9 - beyond, card["wcf"] / 1e-9 + beyond)
+        t = rng.uniform(card["tamb"] - 100.0 * beyond, 1500.0 + 1000.0 * beyond)
         ti, bi = v * rng.uniform(0.9, 1.0), v * rng.uniform(0.0, 0.05)
         tip = bi + (ti - bi) * rng.uniform(0, 1)
         nodes = {"te": v, "be": 0.0, "ti": ti, "bi": bi, "tip": tip,
@@ -123,8 +125,9 @@ def points():
     return random_points(N_POINTS)
 
 
-@pytest.mark.parametrize("kind", ["subckt", "osdi"])
-def test_node_currents_and_rates_agree_with_python(points, kind):
+def assert_agree(points, kind: str) -> float:
+    """Assert the simulator's node sums match Python's at ``points``; the worst relative
+    difference."""
     got = spice_sums(points, kind)
     worst = 0.0
     for i, (card, nodes) in enumerate(points):
@@ -137,9 +140,27 @@ def test_node_currents_and_rates_agree_with_python(points, kind):
                 f"{kind} point {i} node {node}: {got[i, k]:.9g} vs python {want[k]:.9g} "
                 f"(terms {scale[k]:.3g})\n{card.values}")
             worst = max(worst, err / (scale[k] + floor))
+    return worst
+
+
+@pytest.mark.parametrize("kind", ["subckt", "osdi"])
+def test_node_currents_and_rates_agree_with_python(points, kind):
+    worst = assert_agree(points, kind)
     print(f"{kind}: worst relative difference {worst:.2e} over {len(points)} points")
 
 
 def test_points_span_the_ranges(points):
     xs = [c["x0"] / 1e-9 + n[NODES.index("dgap")] for c, n in points]
     assert len(points) >= 200 and min(xs) < 0.3 and max(xs) > 2.0
+
+
+@pytest.mark.parametrize("kind", ["subckt", "osdi"])
+def test_guarded_states_agree_beyond_their_ranges(kind):
+    """States outside their ranges, where the soft clips saturate (the subcircuit renders
+    them with a fast path inside the range and the full softplus near and beyond it)."""
+    points = random_points(60, seed=7, beyond=2.0)
+    # some gaps beyond their guards (xguard ≤ 1 nm) on both sides
+    gaps = [c["x0"] + n[NODES.index("dgap")] * 1e-9 for c, n in points]
+    past = [(x - np.clip(x, 0.0, c["l0"])) / 1e-9 for x, (c, _) in zip(gaps, points, strict=True)]
+    assert min(past) < -1.0 and max(past) > 1.0
+    assert_agree(points, kind)

@@ -8,7 +8,10 @@ to them by node.  Why: ngspice differentiates each B-source symbolically and eva
 the value and every derivative as separate trees, with no shared sub-expressions, so an
 intermediate written in place is evaluated again in every derivative of every branch
 that uses it.  Which intermediates are lifted is a trade of cost per Newton iteration
-against robustness (see ``aux_nodes`` in :mod:`rram.model`).
+against robustness (see ``aux_nodes`` in :mod:`rram.model`).  The guarded states stay
+in place, but their soft floors and ceilings are ``.func`` calls with a fast path: inside
+the range, where the states almost always are, a call is its argument (the same value to
+rounding), and the softplus is evaluated only near a bound (:func:`_soft_bounds`).
 Parameter-only sub-expressions become ``.param`` lines (evaluated once per instance);
 the smooth building blocks are ``.func`` definitions inside the subcircuit.
 Selected lines of the output (the default card; long lines cut here)::
@@ -34,7 +37,18 @@ from dataclasses import dataclass
 
 from .. import names as reserved_names
 from ..errors import InputError
-from ..expr import EXP_LIMIT, ZERO, Expr, diff, neg, symbols, walk
+from ..expr import (
+    EXP_LIMIT,
+    ZERO,
+    Expr,
+    diff,
+    neg,
+    soft_cap_parts,
+    soft_ceil_parts,
+    soft_floor_parts,
+    symbols,
+    walk,
+)
 from ..model import GROUND, AuxNode, Model, node_symbol
 from ..params import Card
 from .base import Dialect, _render
@@ -43,6 +57,10 @@ from .format import format_number, wrap_spice
 #: Operations numparam evaluates in a ``.param`` expression (parameter-only
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
 PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "ln", "sqrt"})
+
+#: Distance a (in widths) beyond which a soft floor or ceiling is u itself to rounding:
+#: its correction w·ln(1 + e^(−a)) is below 2.4e-16·w, less than one rounding of u.
+SOFT_EXACT = 36.0
 
 #: The smooth building blocks as ternaries, equal to the min/max forms of the other
 #: renderings bit for bit.  ngspice evaluates only the taken branch of a ternary and
@@ -53,6 +71,12 @@ HELPERS = (
      f"*(1 + ((arg) - {EXP_LIMIT!r})))}}"),
     ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ln(1 + exp(arg)))}",
     ".func rr_pos_sq(arg) {((arg) > 0 ? (arg)*(arg) : 0)}",
+    (f".func rr_soft_floor(u, lo, w) {{((u) - (lo) > {SOFT_EXACT!r}*(w) ? (u) : "
+     "(lo) + (w)*rr_softplus(((u) - (lo))/(w)))}"),
+    (f".func rr_soft_ceil(u, hi, w) {{((hi) - (u) > {SOFT_EXACT!r}*(w) ? (u) : "
+     "(hi) - (w)*rr_softplus(((hi) - (u))/(w)))}"),
+    (f".func rr_soft_cap(u, cap) {{((cap) - (u) > {SOFT_EXACT!r} ? (u) : "
+     "(u) - rr_softplus((u) - (cap)))}"),
 )
 
 
@@ -106,6 +130,27 @@ def _aux_current(a: AuxNode, expr: str) -> str:
     if a.offset:
         expr += f" {'-' if a.offset > 0 else '+'} {format_number(abs(a.offset))}"
     return expr
+
+
+def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]:
+    """Soft floors and ceilings (:func:`~rram.expr.soft_floor`, :func:`~rram.expr.soft_ceil`)
+    of ``roots`` as calls of their ``.func``: u itself, unchanged to rounding, wherever u
+    is more than :data:`SOFT_EXACT` widths inside the bound.  The guarded states sit
+    there almost always, and the bound's softplus (evaluated again in every derivative of
+    every branch that uses the state) is then skipped."""
+    found = dict(names)
+    for node in walk(roots):
+        if id(node) in found:
+            continue
+        for func, parts in (("rr_soft_floor", soft_floor_parts(node)),
+                            ("rr_soft_ceil", soft_ceil_parts(node)),
+                            ("rr_soft_cap", soft_cap_parts(node))):
+            if parts is not None:
+                args = ", ".join(_render(p, SPICE, found, True)[0] if id(p) not in found
+                                 else found[id(p)] for p in parts)
+                found[id(node)] = f"{func}({args})"
+                break
+    return {k: v for k, v in found.items() if k not in names}
 
 
 def _aux_lets(model: Model) -> dict[str, Expr]:
@@ -187,6 +232,7 @@ def render_subckt(
     names = {id(node): hname for hname, node in hoisted}
     spec = {a.name: a for a in model.aux_nodes}
     names.update({id(node): _aux_ref(spec[aux_name]) for aux_name, node in aux.items()})
+    names.update(_soft_bounds(roots, names))
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
            f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
