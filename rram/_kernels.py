@@ -17,6 +17,11 @@ def safe_exp(u):
 
 @njit(cache=True, error_model="numpy")
 def softplus(u):
+    # the same value to the last bit without log1p beyond +-SOFTPLUS_EXACT (rram.expr)
+    if u > 37.0:
+        return u
+    if u < -37.0:
+        return np.exp(u)
     return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
 
 

@@ -27,6 +27,10 @@ from typing import Any, ClassVar
 
 #: Argument above which :func:`safe_exp` continues linearly (C¹).  exp(40) ≈ 2.4e17.
 EXP_LIMIT = 40.0
+#: Beyond ±this argument softplus is exact without its logarithm: e^(−37) < 2^(−53), so
+#: 1 + e^(−|u|) rounds to 1, and max(u, 0) + ln(1 + e^(−|u|)) is u (or 0) to the last bit.
+#: Renderings whose evaluation has a cost per operation take that fast path.
+SOFTPLUS_EXACT = 37.0
 
 Number = int | float
 

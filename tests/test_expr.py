@@ -121,3 +121,17 @@ def test_soft_bounds_are_recognised_by_their_builders_only():
     assert E.soft_ceil_parts(E.soft_floor(u, lo, w)) is None
     assert E.soft_cap_parts(u - E.softplus(lo - hi)) is None
     assert E.soft_cap_parts(u - E.safe_exp(u - hi)) is None
+
+
+def test_compiled_softplus_fast_path_is_exact_to_the_last_bit():
+    """The kernels' softplus skips log1p beyond ±SOFTPLUS_EXACT: the same doubles."""
+    from rram import _kernels as k
+
+    rng = np.random.default_rng(3)
+    limit = E.SOFTPLUS_EXACT
+    us = np.concatenate([rng.uniform(-800.0, 800.0, 20_000),
+                         np.linspace(limit - 0.5, limit + 0.5, 2001),
+                         -np.linspace(limit - 0.5, limit + 0.5, 2001), [-745.5, 709.0]])
+    # the full formula in libm's scalar functions, as the compiled kernel calls them
+    full = [max(u, 0.0) + math.log1p(math.exp(-abs(u))) for u in us]
+    assert [k.softplus(u) for u in us] == full

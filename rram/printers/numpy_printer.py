@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..circuits import Circuit
-from ..expr import EXP_LIMIT, ZERO, Expr, add, diff, sub
+from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, add, diff, sub
 from ..model import Model, node_symbol
 from .base import Dialect, Schedule
 
@@ -52,6 +52,11 @@ def safe_exp(u):
 
 @njit(cache=True, error_model="numpy")
 def softplus(u):
+    # the same value to the last bit without log1p beyond +-SOFTPLUS_EXACT (rram.expr)
+    if u > {softplus_exact!r}:
+        return u
+    if u < -{softplus_exact!r}:
+        return np.exp(u)
     return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
 
 
@@ -217,7 +222,8 @@ def render_dispatch(circuits: Sequence[Circuit]) -> str:
 
 
 def render_module(model: Model, circuits: Sequence[Circuit]) -> str:
-    parts = [HEADER.format(exp_limit=EXP_LIMIT), render_device_functions(model)]
+    parts = [HEADER.format(exp_limit=EXP_LIMIT, softplus_exact=SOFTPLUS_EXACT),
+             render_device_functions(model)]
     parts += [render_circuit_kernel(c) for c in circuits]
     parts.append(render_dispatch(circuits))
     return "".join(parts)

@@ -39,6 +39,7 @@ from .. import names as reserved_names
 from ..errors import InputError
 from ..expr import (
     EXP_LIMIT,
+    SOFTPLUS_EXACT,
     ZERO,
     Expr,
     diff,
@@ -58,10 +59,6 @@ from .format import format_number, wrap_spice
 #: sub-expressions are hoisted into ``.param`` lines, evaluated once per instance).
 PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "ln", "sqrt"})
 
-#: Distance a (in widths) beyond which a soft floor or ceiling is u itself to rounding:
-#: its correction w·ln(1 + e^(−a)) is below 2.4e-16·w, less than one rounding of u.
-SOFT_EXACT = 36.0
-
 #: The smooth building blocks as ternaries, equal to the min/max forms of the other
 #: renderings bit for bit.  ngspice evaluates only the taken branch of a ternary and
 #: differentiates only the branches, so each call evaluates its argument once or twice
@@ -71,11 +68,11 @@ HELPERS = (
      f"*(1 + ((arg) - {EXP_LIMIT!r})))}}"),
     ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ln(1 + exp(arg)))}",
     ".func rr_pos_sq(arg) {((arg) > 0 ? (arg)*(arg) : 0)}",
-    (f".func rr_soft_floor(u, lo, w) {{((u) - (lo) > {SOFT_EXACT!r}*(w) ? (u) : "
+    (f".func rr_soft_floor(u, lo, w) {{((u) - (lo) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
      "(lo) + (w)*rr_softplus(((u) - (lo))/(w)))}"),
-    (f".func rr_soft_ceil(u, hi, w) {{((hi) - (u) > {SOFT_EXACT!r}*(w) ? (u) : "
+    (f".func rr_soft_ceil(u, hi, w) {{((hi) - (u) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
      "(hi) - (w)*rr_softplus(((hi) - (u))/(w)))}"),
-    (f".func rr_soft_cap(u, cap) {{((cap) - (u) > {SOFT_EXACT!r} ? (u) : "
+    (f".func rr_soft_cap(u, cap) {{((cap) - (u) > {SOFTPLUS_EXACT!r} ? (u) : "
      "(u) - rr_softplus((u) - (cap)))}"),
 )
 
@@ -134,8 +131,9 @@ def _aux_current(a: AuxNode, expr: str) -> str:
 
 def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]:
     """Soft floors and ceilings (:func:`~rram.expr.soft_floor`, :func:`~rram.expr.soft_ceil`)
-    of ``roots`` as calls of their ``.func``: u itself, unchanged to rounding, wherever u
-    is more than :data:`SOFT_EXACT` widths inside the bound.  The guarded states sit
+    of ``roots`` as calls of their ``.func``: u itself wherever u is more than
+    :data:`~rram.expr.SOFTPLUS_EXACT` widths inside the bound (the softplus is then its
+    argument to the last bit, and the bound is u to rounding).  The guarded states sit
     there almost always, and the bound's softplus (evaluated again in every derivative of
     every branch that uses the state) is then skipped."""
     found = dict(names)

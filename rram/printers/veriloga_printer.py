@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from .. import names as reserved_names
 from ..constants import KB_EV
 from ..errors import InputError
-from ..expr import EXP_LIMIT, ZERO, Expr, walk
+from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, walk
 from ..model import GROUND, Model
 from ..params import Card, Parameter
 from .base import Dialect, Schedule, _render
@@ -43,7 +43,9 @@ from .format import format_number
 
 MACROS = (
     f"`define SAFE_EXP(x) (exp(min((x), {EXP_LIMIT!r}))*(1.0 + max((x) - {EXP_LIMIT!r}, 0.0)))",
-    "`define SOFTPLUS(x) (max((x), 0.0) + ln(1.0 + exp(-abs(x))))",
+    # the same value to the last bit, without exp and ln far from 0 (rram.expr.SOFTPLUS_EXACT)
+    (f"`define SOFTPLUS(x) ((x) > {SOFTPLUS_EXACT!r} ? (x) : ((x) < -{SOFTPLUS_EXACT!r} ? 0.0 "
+     ": max((x), 0.0) + ln(1.0 + exp(-abs(x)))))"),
     "`define POS_SQ(x) (max((x), 0.0)*max((x), 0.0))",
 )
 
