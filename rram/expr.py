@@ -554,6 +554,27 @@ def substitute(roots: list[Expr], mapping: Mapping[str, Operand]) -> list[Expr]:
     return [memo[id(r)] for r in roots]
 
 
+def exp_clip_shared(roots: Sequence[Expr]) -> list[Expr]:
+    """``roots`` with every safe_exp(u) spelled exp_clip(u)·(1 + pos(u − EXP_LIMIT)).
+
+    The same operations in the same order as the ``safe_exp`` helper of the kernels, so
+    the same doubles; but exp_clip(u) is also safe_exp's derivative, so a kernel that
+    evaluates a value and its Jacobian together computes each exponential once."""
+    memo: dict[int, Expr] = {}
+    for node in walk(roots):
+        if node.op in ("num", "sym"):
+            memo[id(node)] = node
+            continue
+        args = tuple(memo[id(a)] for a in node.args)
+        if node.op == "safe_exp":
+            u = args[0]
+            memo[id(node)] = mul(Expr("exp_clip", (u,)),
+                                 add(1.0, Expr("pos", (sub(u, EXP_LIMIT),))))
+        else:
+            memo[id(node)] = rebuild(node, args)
+    return [memo[id(r)] for r in roots]
+
+
 def evaluate(roots: Sequence[Expr], env: Mapping[str, Any],
              functions: Mapping[str, Callable] | None = None) -> list[Any]:
     """Values of ``roots`` with every symbol bound in ``env``: the reference interpreter.

@@ -135,3 +135,16 @@ def test_compiled_softplus_fast_path_is_exact_to_the_last_bit():
     # the full formula in libm's scalar functions, as the compiled kernel calls them
     full = [max(u, 0.0) + math.log1p(math.exp(-abs(u))) for u in us]
     assert [k.softplus(u) for u in us] == full
+
+
+def test_safe_exp_spelled_with_its_derivative_gives_the_same_values():
+    a, b = E.sym("a"), E.sym("b")
+    f = E.let("f", E.safe_exp(a * b) + E.softplus(E.safe_exp(a - 3.0)))
+    df = E.diff(f, "a")
+    shared = E.exp_clip_shared([f, df])
+    assert not any(n.op == "safe_exp" for n in E.walk(shared))
+    # safe_exp(a*b) and its derivative share one exp_clip node
+    assert sum(n.op == "exp_clip" for n in E.walk(shared)) == 2
+    for av, bv in [(1.0, 2.0), (-3.0, 0.5), (10.0, 5.0), (45.0, 1.0)]:
+        env = {"a": av, "b": bv}
+        assert E.evaluate(shared, env) == E.evaluate([f, df], env)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..circuits import Circuit
-from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, add, diff, sub
+from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, add, diff, exp_clip_shared, sub
 from ..model import Model, node_symbol
 from .base import Dialect, Schedule
 
@@ -111,6 +111,9 @@ def render_circuit_kernel(circuit: Circuit) -> str:
             if dq is not ZERO:
                 outputs.append((f"JQ[{i}, {j}]", dq))
     reserved = list(circuit.parameters) + unknown_syms + list(circuit.inputs)
+    # values and derivatives together: each exponential once (the same doubles)
+    shared = exp_clip_shared([e for _, e in outputs])
+    outputs = [(t, e) for (t, _), e in zip(outputs, shared, strict=True)]
     lines = [
         "",
         "",
