@@ -72,6 +72,9 @@ HELPERS = (
      "(lo) + (w)*rr_softplus(((u) - (lo))/(w)))}"),
     (f".func rr_soft_ceil(u, hi, w) {{((hi) - (u) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
      "(hi) - (w)*rr_softplus(((hi) - (u))/(w)))}"),
+    (f".func rr_soft_clip(u, lo, hi, w) {{((u) - (lo) > {SOFTPLUS_EXACT!r}*(w) ? "
+     f"((hi) - (u) > {SOFTPLUS_EXACT!r}*(w) ? (u) : rr_soft_ceil(u, hi, w)) : "
+     "rr_soft_ceil(rr_soft_floor(u, lo, w), hi, w))}"),
     (f".func rr_soft_cap(u, cap) {{((cap) - (u) > {SOFTPLUS_EXACT!r} ? (u) : "
      "(u) - rr_softplus((u) - (cap)))}"),
 )
@@ -129,6 +132,15 @@ def _aux_current(a: AuxNode, expr: str) -> str:
     return expr
 
 
+def _soft_clip_parts(node: Expr) -> tuple[Expr, ...] | None:
+    """(u, lo, hi, width) of a soft ceiling of a soft floor of one width, else None."""
+    ceil = soft_ceil_parts(node)
+    floor = None if ceil is None else soft_floor_parts(ceil[0])
+    if floor is None or floor[2] is not ceil[2]:
+        return None
+    return floor[0], floor[1], ceil[1], ceil[2]
+
+
 def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]:
     """Soft floors and ceilings (:func:`~rram.expr.soft_floor`, :func:`~rram.expr.soft_ceil`)
     of ``roots`` as calls of their ``.func``: u itself wherever u is more than
@@ -140,7 +152,8 @@ def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]
     for node in walk(roots):
         if id(node) in found:
             continue
-        for func, parts in (("rr_soft_floor", soft_floor_parts(node)),
+        for func, parts in (("rr_soft_clip", _soft_clip_parts(node)),
+                            ("rr_soft_floor", soft_floor_parts(node)),
                             ("rr_soft_ceil", soft_ceil_parts(node)),
                             ("rr_soft_cap", soft_cap_parts(node))):
             if parts is not None:
