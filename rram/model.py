@@ -224,7 +224,8 @@ def build_model() -> Model:
     # the soft floors of the clips on nodes broke generated decks in the same way.
     # Consumers clamping the node to its range did not mend it: x_nm (offset to keep
     # its tolerance relative) still sent 8 of 16 1T1R SETs into reruns.  In place, the
-    # clips cost little since the subcircuit renders them with a fast path.
+    # clips cost less since the subcircuit renders them with a fast path away from the
+    # bounds.
     aux_nodes = (
         AuxNode("p_set", "1"),
         AuxNode("p_reset", "1"),

@@ -104,7 +104,7 @@ def test_internal_helpers_cannot_reach_spice_or_veriloga():
         Dialect("spice", str, str).call("exp_clip", "x")
 
 
-def test_soft_bounds_are_recognised_by_their_builders_only():
+def test_soft_bounds_are_recognised_and_near_misses_are_not():
     u, lo, hi, w = E.sym("u"), E.sym("lo"), E.sym("hi"), E.sym("w")
     assert E.soft_floor_parts(E.soft_floor(u, lo, w)) == (u, lo, w)
     assert E.soft_floor_parts(E.soft_floor(u, -lo, w)) == (u, -lo, w)  # u − (−lo) is u + lo
@@ -148,3 +148,15 @@ def test_safe_exp_spelled_with_its_derivative_gives_the_same_values():
     for av, bv in [(1.0, 2.0), (-3.0, 0.5), (10.0, 5.0), (45.0, 1.0)]:
         env = {"a": av, "b": bv}
         assert E.evaluate(shared, env) == E.evaluate([f, df], env)
+
+
+def test_every_function_evaluates_on_arrays_for_the_array_engine():
+    """The array engine evaluates device expressions over all cells at once."""
+    from rram.array.devices import evaluate
+
+    a = E.sym("a")
+    f = E.softplus(a) + E.safe_exp(a) * E.pos_sq(a) + E.tanh(a)
+    us = np.array([-50.0, -2.0, 0.0, 0.5, 3.0, 45.0])
+    got = evaluate([f], {"a": us})[0]
+    want = [E.evaluate([f], {"a": u})[0] for u in us]
+    np.testing.assert_allclose(got, want, rtol=1e-14)

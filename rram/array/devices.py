@@ -35,7 +35,7 @@ def _numpy_functions() -> dict[str, object]:
     """Each IR function as a numpy callable, from its numpy spelling in FUNCTIONS."""
     from .. import _kernels
 
-    ns = {"np": np, "safe_exp": _kernels.safe_exp, "softplus": _kernels.softplus,
+    ns = {"np": np, "safe_exp": _kernels.safe_exp, "softplus": _kernels.softplus_elementwise,
           "pos_sq": _kernels.pos_sq}
     return {name: eval("lambda u: " + f.numpy.format("u"), ns)
             for name, f in FUNCTIONS.items()}

@@ -369,9 +369,10 @@ def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax,
     S[EPREV, c] = err
     order = K[ORDER, c]
     fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
-    if eprev > 0.0 and err > 0.0 and K[NPTS, c] >= 3:
+    if eprev > 0.0 and err > 0.0 and K[NPTS, c] >= 4:
         # Gustafsson's predictive control: where the error grows from step to step (the
-        # SET runaway), the step that would pass is smaller than the error alone says
+        # SET runaway), the step that would pass is smaller than the error alone says.
+        # Both errors from BDF2 steps (a segment's first two steps are BDF1).
         k1 = 1.0 / (order + 1)
         pred = SAFETY * err ** (-k1) * (S[H1, c] / S[H2, c]) * (eprev / err) ** k1
         fac = min(fac, max(0.2, pred))

@@ -51,13 +51,19 @@ def safe_exp(u):
 
 
 @njit(cache=True, error_model="numpy")
+def softplus_elementwise(u):
+    """softplus of a number or an array (the array engine's devices)."""
+    return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
+
+
+@njit(cache=True, error_model="numpy")
 def softplus(u):
-    # the same value to the last bit without log1p beyond +-SOFTPLUS_EXACT (rram.expr)
+    # a number: the same value to the last bit without log1p beyond +-SOFTPLUS_EXACT
     if u > {softplus_exact!r}:
         return u
     if u < -{softplus_exact!r}:
         return np.exp(u)
-    return np.maximum(u, 0.0) + np.log1p(np.exp(-np.abs(u)))
+    return softplus_elementwise(u)
 
 
 @njit(cache=True, error_model="numpy")

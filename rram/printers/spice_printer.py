@@ -9,9 +9,10 @@ the value and every derivative as separate trees, with no shared sub-expressions
 intermediate written in place is evaluated again in every derivative of every branch
 that uses it.  Which intermediates are lifted is a trade of cost per Newton iteration
 against robustness (see ``aux_nodes`` in :mod:`rram.model`).  The guarded states stay
-in place, but their soft floors and ceilings are ``.func`` calls with a fast path: inside
-the range, where the states almost always are, a call is its argument (the same value to
-rounding), and the softplus is evaluated only near a bound (:func:`_soft_bounds`).
+in place, but their soft floors and ceilings are ``.func`` calls with a fast path: more
+than 37 guard widths inside a bound a call is its argument (the same value to rounding),
+and the softplus is evaluated only nearer the bound (:func:`_soft_bounds`; the gap at its
+LRS or HRS bound takes one softplus instead of two).
 Parameter-only sub-expressions become ``.param`` lines (evaluated once per instance);
 the smooth building blocks are ``.func`` definitions inside the subcircuit.
 Selected lines of the output (the default card; long lines cut here)::
@@ -145,9 +146,9 @@ def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]
     """Soft floors and ceilings (:func:`~rram.expr.soft_floor`, :func:`~rram.expr.soft_ceil`)
     of ``roots`` as calls of their ``.func``: u itself wherever u is more than
     :data:`~rram.expr.SOFTPLUS_EXACT` widths inside the bound (the softplus is then its
-    argument to the last bit, and the bound is u to rounding).  The guarded states sit
-    there almost always, and the bound's softplus (evaluated again in every derivative of
-    every branch that uses the state) is then skipped."""
+    argument to the last bit, and the bound is u to rounding; widths are > 0).  There the
+    bound's softplus, evaluated again in every derivative of every branch that uses the
+    state, is skipped."""
     found = dict(names)
     for node in walk(roots):
         if id(node) in found:

@@ -43,7 +43,8 @@ from .format import format_number
 
 MACROS = (
     f"`define SAFE_EXP(x) (exp(min((x), {EXP_LIMIT!r}))*(1.0 + max((x) - {EXP_LIMIT!r}, 0.0)))",
-    # the same value to the last bit, without exp and ln far from 0 (rram.expr.SOFTPLUS_EXACT)
+    # the same value to the last bit without exp and ln beyond ±SOFTPLUS_EXACT (rram.expr);
+    # its derivative there is exactly 1 or 0, within 1e-16 of the full formula's
     (f"`define SOFTPLUS(x) ((x) > {SOFTPLUS_EXACT!r} ? (x) : ((x) < -{SOFTPLUS_EXACT!r} ? 0.0 "
      ": max((x), 0.0) + ln(1.0 + exp(-abs(x)))))"),
     "`define POS_SQ(x) (max((x), 0.0)*max((x), 0.0))",
