@@ -307,8 +307,9 @@ def soft_ceil(u: Operand, ceil: Operand, width: Operand) -> Expr:
 
 def soft_floor_parts(node: Expr) -> tuple[Expr, Expr, Expr] | None:
     """(u, floor, width) if ``node`` was built by :func:`soft_floor`, else None."""
-    if node.op == "mul" and _softplus_distance(node) is not None:  # a floor at 0
-        return _softplus_distance(node), ZERO, node.args[0]
+    if node.op == "mul":  # a floor at 0: width·softplus(u/width)
+        u = _softplus_distance(node)
+        return None if u is None else (u, ZERO, node.args[0])
     if node.op != "add":
         return None
     floor, scaled = node.args

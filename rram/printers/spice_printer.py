@@ -158,8 +158,7 @@ def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]
                             ("rr_soft_ceil", soft_ceil_parts(node)),
                             ("rr_soft_cap", soft_cap_parts(node))):
             if parts is not None:
-                args = ", ".join(_render(p, SPICE, found, True)[0] if id(p) not in found
-                                 else found[id(p)] for p in parts)
+                args = ", ".join(_render(p, SPICE, found, False)[0] for p in parts)
                 found[id(node)] = f"{func}({args})"
                 break
     return {k: v for k, v in found.items() if k not in names}
