@@ -264,13 +264,14 @@ def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
 # -- 6. a study where every sample failed ----------------------------------------------------
 
 def test_an_all_failed_study_is_not_a_success(tmp_path):
-    # ion rates 10^4 x the default in the narrowest state window: no device integrates
-    # (measured); a slightly wider window lets some through
+    # ion rates 10^4 x the default in the narrowest state window: no device of seed 11
+    # integrates (measured; 1-2 of 3 do for some other seeds); a slightly wider window
+    # lets one through
     card = default_card().replace(vcap=1e6, xbound=1e-13)
-    info = run_mc(MonteCarlo(card=card, devices=3, cycles=1, seed=4), tmp_path / "a.parquet",
+    info = run_mc(MonteCarlo(card=card, devices=3, cycles=1, seed=11), tmp_path / "a.parquet",
                   progress=False)
     assert (info.rows, info.failed_rows) == (3, 3)
     assert "all 3 device-cycles failed to converge" in check_outcome(info)
-    some = run_mc(MonteCarlo(card=card.replace(xbound=2e-13), devices=3, cycles=1, seed=4),
+    some = run_mc(MonteCarlo(card=card.replace(xbound=2e-13), devices=3, cycles=1, seed=11),
                   tmp_path / "b.parquet", progress=False)
     assert 0 < some.failed_rows < some.rows and check_outcome(some) is None

@@ -16,6 +16,9 @@ parallel over the machine's cores.
   last accepted points).  States are tested in their own units; node voltages through the
   charge of their capacitance against ``chgtol``, as SPICE does, so a node without
   capacitance is algebraic and takes no part.
+* Step size: Gustafsson's predictive control (:func:`step_growth`): the next step
+  follows the trend of the last two errors, so the accelerating SET runaway is met with
+  shrinking steps instead of a rejection per step.
 * The stimulus is piecewise linear; steps land exactly on its breakpoints.
 * Per stimulus segment, events are recorded at the integrator's own steps (peak current,
   threshold crossing, peak temperature, end state); outputs are sampled on a caller-given
@@ -44,11 +47,35 @@ STAT_STEPS, STAT_REJECTED, STAT_NEWTON, STAT_FAIL_TIME, STAT_STOP_TIME, STAT_JAC
 #: Steps in a row that may be accepted at that resolution with the error test failing.
 MAX_FORCED = 200
 #: Safety factor of the step-size controller (the new step aims at this fraction of the
-#: step the error estimate allows).  0.75 rejects far fewer steps (37 instead of 162 of a
-#: default DC loop, 16 % fewer model evaluations) but moves results by ~rtol, and the TUD
-#: loop fit then lands in another local minimum (RMS 0.278 instead of 0.113 dec): kept at
-#: 0.9 until the fit is robust to integration noise.
+#: step the error estimate allows).  With the predictive rule below, 0.9 takes the fewest
+#: model evaluations of 0.75-0.95 on the default DC loop.
 SAFETY = 0.9
+
+
+@njit(**NJIT_OPTIONS)
+def step_shrink(err, its, order):
+    """Factor of a rejected step: error above tolerance, or Newton failed (its < 0)."""
+    return 0.25 if its < 0 else max(0.2, SAFETY * err ** (-1.0 / (order + 1)))
+
+
+@njit(**NJIT_OPTIONS)
+def step_growth(err, eprev, order, npts, h1, h2, held):
+    """Factor of the step after an accepted one (``h1``; ``h2`` the one before).
+
+    The elementary rule SAFETY·err^(-1/(p+1)) within [0.2, 3], capped by Gustafsson's
+    predictive rule where the error grows from step to step (the accelerating SET
+    runaway): the step that would pass is then smaller than the error alone says, and
+    meeting it early replaces a rejection per step (511 → 419 attempts per default DC
+    loop).  The predictive rule needs two BDF2 errors (``npts`` ≥ 4: a segment's first
+    two steps are BDF1).  ``held``: no growth right after a rejection or a hard solve."""
+    fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
+    if eprev > 0.0 and err > 0.0 and npts >= 4:
+        k1 = 1.0 / (order + 1)
+        pred = SAFETY * err ** (-k1) * (h1 / h2) * (eprev / err) ** k1
+        fac = min(fac, max(0.2, pred))
+    if held:
+        fac = min(fac, 1.0)
+    return fac
 
 
 @njit(**NJIT_OPTIONS)
@@ -341,6 +368,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         iout += 1
     h = min(hmax, (tp[1] - tp[0]) * 1e-3)
     steps = 0
+    eprev = 0.0  # the last accepted step's error estimate (0: none in this segment)
     rejected = False
     while k < nseg:
         t_bp = tp[k + 1]
@@ -389,7 +417,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
         elif its < 0 or err > 1.0:
             stats[STAT_REJECTED] += 1
             rejected = True
-            h_new = h * (0.25 if its < 0 else max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
+            h_new = h * step_shrink(err, its, order)
             if h_new < floor:
                 if h <= 1.001 * floor:
                     stats[STAT_FAIL_TIME] = t
@@ -441,13 +469,13 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             ev_iend[k] = circuit_probe(kind, y, u, p)
             k += 1
             npts = 0
+            eprev = 0.0
             if k < nseg:
                 h = min(h, hmax, (tp[k + 1] - tp[k]) * 1e-3)
             continue
         npts += 1
-        fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
-        if rejected or its > 4:  # no growth right after a rejection or a hard Newton solve
-            fac = min(fac, 1.0)
+        fac = step_growth(err, eprev, order, npts, h1, h2, rejected or its > 4)
+        eprev = err
         rejected = False
         h = min(h * fac, hmax)
     while iout < nout:

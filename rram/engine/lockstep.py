@@ -1,11 +1,8 @@
 """Lockstep structure-of-arrays integration: every device of a block advances together.
 
 The same method as :mod:`rram.engine.integrator` (variable-step BDF1/2, damped Newton with
-Deuflhard's test, Milne's error estimate, steps landing on breakpoints, per-segment
-events) but for the step-size control, which is predictive (Gustafsson's: the next step
-follows the trend of the last two errors, so the accelerating SET runaway is met with
-shrinking steps instead of rejections: 425 attempts per default loop instead of 511),
-and organised in *rounds*: in each round the SoA kernels of
+Deuflhard's test, Milne's error estimate, the same predictive step-size control, steps
+landing on breakpoints, per-segment events), organised in *rounds*: in each round the SoA kernels of
 :mod:`rram._kernels_soa` evaluate F, JF and JQ once for every unfinished device of the
 block, at the point that device asked for, and each device then takes one decision of
 its own (its Newton iteration, its error test, its step size, its events).  A device
@@ -32,7 +29,6 @@ from .integrator import (
     MAX_STEPS,
     NON_FINITE,
     OK,
-    SAFETY,
     STAT_FAIL_TIME,
     STAT_FORCED,
     STAT_JAC,
@@ -47,6 +43,8 @@ from .integrator import (
     _predict,
     _record,
     _wnorm,
+    step_growth,
+    step_shrink,
 )
 
 # Phases of a device (what its pending evaluation is for).
@@ -220,7 +218,7 @@ def _step_end(c, n, S, K, Z, Y, Y1, Y2, YP, JQ, Q0, Q1, atol, errkind, chgtol, r
     elif its < 0 or err > 1.0:
         stats[STAT_REJECTED] += 1
         K[REJ, c] = 1
-        h_new = h * (0.25 if its < 0 else max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
+        h_new = h * step_shrink(err, its, order)
         if h_new < hmin:
             if h <= 1.001 * hmin:
                 stats[STAT_FAIL_TIME] = S[T, c]
@@ -367,17 +365,8 @@ def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax,
     err = S[NORM, c]
     eprev = S[EPREV, c]
     S[EPREV, c] = err
-    order = K[ORDER, c]
-    fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
-    if eprev > 0.0 and err > 0.0 and K[NPTS, c] >= 4:
-        # Gustafsson's predictive control: where the error grows from step to step (the
-        # SET runaway), the step that would pass is smaller than the error alone says.
-        # Both errors from BDF2 steps (a segment's first two steps are BDF1).
-        k1 = 1.0 / (order + 1)
-        pred = SAFETY * err ** (-k1) * (S[H1, c] / S[H2, c]) * (eprev / err) ** k1
-        fac = min(fac, max(0.2, pred))
-    if K[REJ, c] == 1 or K[ITS, c] > 4:  # no growth right after a rejection or a hard solve
-        fac = min(fac, 1.0)
+    fac = step_growth(err, eprev, K[ORDER, c], K[NPTS, c], S[H1, c], S[H2, c],
+                      K[REJ, c] == 1 or K[ITS, c] > 4)
     K[REJ, c] = 0
     S[H, c] = min(h * fac, hmax)
     return -1
