@@ -53,6 +53,10 @@ JAC_STEP = 1e-3
 #: with the integrator's step control, and 0.257 → 0.507 with the step 1e-3 → 3e-3.
 #: Two descents (each staged, identified and polished) keep the better end of such pairs.
 DESCENT_STEPS = (JAC_STEP, 3e-3)
+#: A later descent replaces the first only if its RMS is lower by more than this (dec):
+#: closer ends differ by where a descent stops, not by how well it fits, and the first
+#: one's card keeps what is derived from it (the variation fit) where it was.
+DESCENT_MARGIN = 0.01
 #: A loop fit whose RMS log-current error exceeds this (decades) is a failure: the
 #: model does not describe the data (wrong units, compliance, polarity or recipe).
 MAX_RMS_DEC = 1.0
@@ -246,7 +250,8 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     (:func:`identify_parameters`; ``refit``: at their documented values, the others
     refitted) and polish the identified ones (:func:`polish`).  The staged fit descends
     (with its identification and polish) once per difference step of
-    :data:`DESCENT_STEPS`, and the lowest final RMS is kept.  With
+    :data:`DESCENT_STEPS`; the first is kept unless another ends lower by
+    :data:`DESCENT_MARGIN`.  With
     ``starts`` > 0 it runs from the ``keep`` best of ``starts`` screened starts
     (:mod:`.multistart`) and keeps the best.
     ``options``: the integrator's (default :class:`rram.engine.run.Options`).
@@ -271,10 +276,18 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
         cands, picked = [card], [0]
     runs = [_descend(loop, cands[i], recipe, progress, log, options, step, identify, refit)
             for i in picked for step in DESCENT_STEPS]
-    card, reports, identification, cur = min(runs, key=lambda r: loop_rms(loop, r[3]))
-    if log and len(runs) > 1:
-        log("  descents' RMS: " + ", ".join(f"{loop_rms(loop, r[3]):.4f}" for r in runs)
-            + " dec; the lowest kept")
+    rms = [loop_rms(loop, r[3]) for r in runs]
+    # per start, its first descent unless another one is better by DESCENT_MARGIN
+    per = len(DESCENT_STEPS)
+    kept = []
+    for a in range(0, len(runs), per):
+        best = min(range(a, a + per), key=lambda i: rms[i])
+        kept.append(best if rms[best] < rms[a] - DESCENT_MARGIN else a)
+    win = min(kept, key=lambda i: rms[i])
+    card, reports, identification, cur = runs[win]
+    if log:
+        log("  descents' RMS: " + ", ".join(f"{r:.4f}" for r in rms)
+            + f" dec; kept the {'first' if win % per == 0 else 'other'}")
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
