@@ -361,9 +361,9 @@ def test_the_committed_tud_spec_drifts_like_the_record():
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=(
-    "issue 14: V_reset's lag-1 is 0.63 against the measured 0.77 (0.62 on the fit's "
+    "issue 14: V_reset's lag-1 is 0.62 against the measured 0.77 (0.61 on the fit's "
     "seed; 0.49 when the shares were matched on 4 devices): the contact's fast part "
-    "(38 % of its variance, the configurations carrying R_LRS's memory) moves V_reset "
+    "(40 % of its variance, the configurations carrying R_LRS's memory) moves V_reset "
     "from cycle to cycle, and its carrier dei is at the largest slow share (95 %)"))
 def test_the_committed_tud_spec_has_the_measured_v_reset_memory():
     data, model = _committed_drift()
