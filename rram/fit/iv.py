@@ -46,12 +46,13 @@ from .recipe import Recipe, Stage, default_recipe, open_recipe
 FAILED_RESIDUAL = 3.0
 #: Relative forward-difference step of the Jacobian (of the fitted, maybe log, value).
 JAC_STEP = 1e-3
-#: The staged fit's descents, one per difference step (the lowest RMS wins).  A stage is
-#: a budgeted local search on finite differences that carry the integrator's noise
-#: (~rtol), so where it ends depends on its path: for every 10th measured cycle fitted on
-#: its own, one descent's worst RMS moved 0.265 → 0.299 dec (and a V_reset was lost)
-#: with the integrator's step control, and 0.257 → 0.507 with the step 1e-3 → 3e-3.
-#: Two descents (each staged, identified and polished) keep the better end of such pairs.
+#: The loop fit's descents: the staged fit's difference step of each (the identification
+#: and the polish at tolerances /10 use JAC_STEP in both).  A stage is a budgeted local
+#: search on finite differences that carry the integrator's noise (~rtol), so where it
+#: ends depends on its path: for every 10th measured cycle fitted on its own, one
+#: descent's worst RMS moved 0.265 → 0.299 dec (and a V_reset was lost) with the
+#: integrator's step control, and 0.257 → 0.507 with the step 1e-3 → 3e-3.  Two descents
+#: keep the better end of such pairs (see DESCENT_MARGIN).
 DESCENT_STEPS = (JAC_STEP, 3e-3)
 #: A later descent replaces the first only if its RMS is lower by more than this (dec):
 #: closer ends differ by where a descent stops, not by how well it fits, and the first
@@ -110,6 +111,9 @@ class LoopFit:
     extra: dict = field(default_factory=dict)
     #: fitted and fixed parameters after the identifiability check (None: not run)
     identification: dict | None = None
+    #: every descent's start (index among the screened ones, 0 without ``starts``), the
+    #: staged fit's difference step, its final RMS (dec) and whether it was kept
+    descents: list[dict] = field(default_factory=list)
 
     def failed_reason(self) -> str | None:
         """Why this fit must not be used (its RMS error beyond :data:`MAX_RMS_DEC`, or
@@ -126,7 +130,8 @@ class LoopFit:
                 "v_set_V": dict(zip(("data", "model"), self.v_set, strict=True)),
                 "v_reset_V": dict(zip(("data", "model"), self.v_reset, strict=True)),
                 "r_lrs_ohm": dict(zip(("data", "model"), self.r_lrs, strict=True)),
-                "r_hrs_ohm": dict(zip(("data", "model"), self.r_hrs, strict=True))}
+                "r_hrs_ohm": dict(zip(("data", "model"), self.r_hrs, strict=True)),
+                "descents": self.descents}
 
 
 #: The RESET must stop inside the layer: a gap beyond this fraction of ``l0`` at the
@@ -251,7 +256,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     refitted) and polish the identified ones (:func:`polish`).  The staged fit descends
     (with its identification and polish) once per difference step of
     :data:`DESCENT_STEPS`; the first is kept unless another ends lower by
-    :data:`DESCENT_MARGIN`.  With
+    :data:`DESCENT_MARGIN` (every descent is listed in ``descents``).  With
     ``starts`` > 0 it runs from the ``keep`` best of ``starts`` screened starts
     (:mod:`.multistart`) and keeps the best.
     ``options``: the integrator's (default :class:`rram.engine.run.Options`).
@@ -274,10 +279,12 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
                 + ", ".join(f"{scores[i]:.3g}" for i in picked) + ")")
     else:
         cands, picked = [card], [0]
+    tried = [(i, step) for i in picked for step in DESCENT_STEPS]
     runs = [_descend(loop, cands[i], recipe, progress, log, options, step, identify, refit)
-            for i in picked for step in DESCENT_STEPS]
+            for i, step in tried]
     rms = [loop_rms(loop, r[3]) for r in runs]
-    # per start, its first descent unless another one is better by DESCENT_MARGIN
+    # per start its first descent, unless another one is better by DESCENT_MARGIN; then
+    # the best start
     per = len(DESCENT_STEPS)
     kept = []
     for a in range(0, len(runs), per):
@@ -285,14 +292,18 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
         kept.append(best if rms[best] < rms[a] - DESCENT_MARGIN else a)
     win = min(kept, key=lambda i: rms[i])
     card, reports, identification, cur = runs[win]
+    descents = [{"start": i, "jac_step": step, "rms_log10_decades": r, "kept": k == win}
+                for k, ((i, step), r) in enumerate(zip(tried, rms, strict=True))]
     if log:
-        log("  descents' RMS: " + ", ".join(f"{r:.4f}" for r in rms)
-            + f" dec; kept the {'first' if win % per == 0 else 'other'}")
+        log("  descents (start, difference step: RMS): "
+            + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
+                        for d in descents)
+            + f"; kept {tried[win][0]}, {tried[win][1]:g}")
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
                    pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
-                   identification=identification)
+                   identification=identification, descents=descents)
 
 
 def _descend(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
