@@ -365,9 +365,8 @@ def test_the_loop_fit_depends_neither_on_its_start_nor_on_the_tolerances():
 
     Measured: RMS 0.13326 dec (0.13321 with the tolerances halved); the identified
     values within 2.9 % (rtop), 2.8 % (alpha), 1.9 % (ea), 1.8 % (ri), 1.3 % (ei), under
-    0.5 % for the others.  Without the
-    polish at tight tolerances the halved run ended elsewhere along the flat
-    ea-alpha-ei-rtop valley (rtop 17 %, alpha 8 % apart)."""
+    0.5 % for the others.  Without the polish at tight tolerances the halved run ended
+    elsewhere along the flat ea-alpha-ei-rtop valley (rtop 17 %, alpha 8 % apart)."""
     import dataclasses
 
     from rram.engine.run import Options

@@ -53,9 +53,15 @@ SAFETY = 0.9
 
 
 @njit(**NJIT_OPTIONS)
+def _elementary(err, order):
+    """The step factor the error estimate allows: SAFETY·err^(-1/(p+1))."""
+    return SAFETY * err ** (-1.0 / (order + 1))
+
+
+@njit(**NJIT_OPTIONS)
 def step_shrink(err, its, order):
     """Factor of a rejected step: error above tolerance, or Newton failed (its < 0)."""
-    return 0.25 if its < 0 else max(0.2, SAFETY * err ** (-1.0 / (order + 1)))
+    return 0.25 if its < 0 else max(0.2, _elementary(err, order))
 
 
 @njit(**NJIT_OPTIONS)
@@ -68,10 +74,12 @@ def step_growth(err, eprev, order, npts, h1, h2, held):
     meeting it early replaces a rejection per step (511 → 419 attempts per default DC
     loop).  The predictive rule needs two BDF2 errors (``npts`` ≥ 4: a segment's first
     two steps are BDF1).  ``held``: no growth right after a rejection or a hard solve."""
-    fac = 3.0 if err == 0.0 else min(3.0, max(0.2, SAFETY * err ** (-1.0 / (order + 1))))
-    if eprev > 0.0 and err > 0.0 and npts >= 4:
-        k1 = 1.0 / (order + 1)
-        pred = SAFETY * err ** (-k1) * (h1 / h2) * (eprev / err) ** k1
+    if err == 0.0:
+        return 1.0 if held else 3.0
+    e = _elementary(err, order)
+    fac = min(3.0, max(0.2, e))
+    if eprev > 0.0 and npts >= 4:
+        pred = e * (h1 / h2) * (eprev / err) ** (1.0 / (order + 1))
         fac = min(fac, max(0.2, pred))
     if held:
         fac = min(fac, 1.0)

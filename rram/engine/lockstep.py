@@ -2,10 +2,10 @@
 
 The same method as :mod:`rram.engine.integrator` (variable-step BDF1/2, damped Newton with
 Deuflhard's test, Milne's error estimate, the same predictive step-size control, steps
-landing on breakpoints, per-segment events), organised in *rounds*: in each round the SoA kernels of
-:mod:`rram._kernels_soa` evaluate F, JF and JQ once for every unfinished device of the
-block, at the point that device asked for, and each device then takes one decision of
-its own (its Newton iteration, its error test, its step size, its events).  A device
+landing on breakpoints, per-segment events), organised in *rounds*: in each round the
+SoA kernels of :mod:`rram._kernels_soa` evaluate F, JF and JQ once for every unfinished
+device of the block, at the point that device asked for, and each device then takes one
+decision of its own (its Newton iteration, its error test, its step size, its events).  A device
 whose Newton iteration needs another residual simply asks for another evaluation; one
 whose step was rejected asks for its retried step.  Finished devices are compacted out
 (their column swapped with the last one), so every evaluation serves a live device.

@@ -301,7 +301,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
     data, model = loop_metrics(loop), loop_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
-    return LoopFit(card, reports, loop_rms(loop, cur), pairs["v_set_V"], pairs["v_reset_V"],
+    return LoopFit(card, reports, rms[win], pairs["v_set_V"], pairs["v_reset_V"],
                    pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
                    identification=identification, descents=descents)
 
