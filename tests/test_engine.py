@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -91,6 +93,28 @@ def test_compiled_engines_cache_is_keyed_by_kernels_and_codegen_settings(monkeyp
     assert jit.cache_dir() != plain
     monkeypatch.setattr(numba.config, "ENABLE_PROFILING", 0)
     assert jit.cache_dir() == plain
+
+
+def test_compiled_engines_cache_key_covers_every_module_they_import():
+    """numba re-validates a cached function against its own file only: the lockstep
+    engine inlines the integrator's step control, every engine freezes status codes and
+    event thresholds.  Each package module a compiled module imports must be in the key."""
+    import ast
+    import importlib
+
+    from rram.engine import jit
+
+    keyed = {k.resolve() for k in jit.KERNELS}
+    for name in jit.COMPILED:
+        path = Path(importlib.util.find_spec(name).origin).resolve()
+        assert path in keyed, name
+        package = name.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                target = importlib.util.resolve_name("." * node.level + (node.module or ""),
+                                                     package)
+                origin = Path(importlib.util.find_spec(target).origin).resolve()
+                assert origin in keyed, f"{name} imports {target}, not in the cache key"
 
 
 def test_tightened_divides_every_error_tolerance_and_names_a_bad_factor():

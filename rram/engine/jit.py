@@ -1,15 +1,18 @@
-"""Load the compiled integrator with a cache keyed by the generated kernels.
+"""Load the compiled engines with a cache keyed by the sources they compile.
 
 numba invalidates a cached function only when *its own* source file changes.  The
-integrator inlines the generated kernels of ``rram/_kernels.py``, so after the model is
-regenerated (or a different commit is checked out) a plain ``cache=True`` would silently
-reuse machine code of the old equations.  The integrator is therefore imported with
-``numba.config.CACHE_DIR`` pointing at a directory named after the sha256 of the kernel
-source; the previous setting is restored immediately (numba reads it only when a
-function is decorated).  The key also holds numba's code-generation settings
-(:data:`CODEGEN_DEFAULTS`): a run under ``NUMBA_ENABLE_PROFILING=1`` (``perf``) or
-``NUMBA_OPT=0`` compiles slower code (measured: the SoA kernels at 3.6 µs per device
-instead of 0.6 µs), which must not be what every later run loads.
+integrator inlines the generated kernels of ``rram/_kernels.py`` (and the lockstep engine
+inlines the integrator's step control, both freeze the status codes and event thresholds
+as constants), so after the model is regenerated, an engine file is edited or a different
+commit is checked out, a plain ``cache=True`` would silently reuse machine code of the old
+equations or the old step rule.  The compiled modules are therefore imported with
+``numba.config.CACHE_DIR`` pointing at a directory named after the sha256 of every source
+they compile or import from (:data:`KERNELS`); the previous setting is restored
+immediately (numba reads it only when a function is decorated).  The key also holds
+numba's code-generation settings (:data:`CODEGEN_DEFAULTS`): a run under
+``NUMBA_ENABLE_PROFILING=1`` (``perf``) or ``NUMBA_OPT=0`` compiles slower code
+(measured: the SoA kernels at 3.6 µs per device instead of 0.6 µs), which must not be
+what every later run loads.
 """
 
 from __future__ import annotations
@@ -24,8 +27,14 @@ from types import ModuleType
 import numba
 
 PACKAGE = Path(__file__).resolve().parent.parent
-#: Sources the compiled engines inline: any change gives a new cache directory.
-KERNELS = (PACKAGE / "_kernels.py", PACKAGE / "_kernels_soa.py", PACKAGE / "vmath.py")
+#: Sources the compiled engines inline or take constants from: any change gives a new
+#: cache directory (tests check that every package module a compiled module imports is
+#: here).
+KERNELS = tuple(PACKAGE / name for name in (
+    "_kernels.py", "_kernels_soa.py", "vmath.py", "events.py", "status.py", "circuits.py",
+    "engine/dense.py", "engine/integrator.py", "engine/lockstep.py", "array/_condense.py"))
+#: The modules compiled with the keyed cache (what :func:`load_compiled` is given).
+COMPILED = ("rram.engine.integrator", "rram.engine.lockstep", "rram.array._condense")
 
 
 #: numba settings that change the machine code of a compiled engine, at their defaults.
