@@ -6,8 +6,12 @@ in its own process (after a warm-up) so peak memory is that run's own; the engin
 only per-segment events (``record=False``), as a Monte Carlo study would.
 
     python benchmarks/bench_engine.py [--sizes 1 1000 10000 100000] [--repeat 1]
+    python benchmarks/bench_engine.py --baseline 61f1ca6 --sizes 10000 --repeat 3
 
-Timing on shared machines is noisy: the best of ``--repeat`` runs is reported.
+Timing on shared machines is noisy: the best of ``--repeat`` runs is reported.  With
+``--baseline COMMIT`` the engine of that commit (its ``rram/`` from ``git archive``, its own
+compiled kernels and default card) runs the same loops in the same run, the two
+alternating, and the ratio is printed: issue #16 measures the engine against 61f1ca6's.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 
 def _child(n: int, repeat: int) -> dict:
@@ -51,29 +57,65 @@ def _child(n: int, repeat: int) -> dict:
     }
 
 
+def _run_child(n: int, repeat: int, pythonpath: str | None = None) -> dict:
+    env = os.environ.copy()
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath  # the baseline's rram/ ahead of the installed one
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(n), "--repeat", str(repeat)],
+        check=True, capture_output=True, text=True, env=env,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _row(label: str, r: dict) -> str:
+    return (f"{label:>9} {r['n']:>8} {r['seconds']:>9.3f} {r['loops_per_s']:>9.0f} "
+            f"{r['steps_per_loop']:>10.0f} {r['peak_rss_MiB']:>9.0f} "
+            f"{r['converged']}/{r['n']} ({r['threads']} threads)")
+
+
+def _baseline_tree(commit: str, root: Path) -> str:
+    """``rram/`` of ``commit`` unpacked under ``root`` (a path for PYTHONPATH)."""
+    repo = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "archive", commit, "rram"], cwd=repo, check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    return str(root)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 10_000, 100_000])
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--baseline", metavar="COMMIT",
+                    help="also run the engine of this commit, alternating with this one")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child is not None:
         print(json.dumps(_child(args.child, args.repeat)))
         return
-    rows = []
-    print(f"{'N':>8} {'seconds':>9} {'loops/s':>9} {'steps/loop':>10} {'peak MiB':>9} ok")
-    for n in args.sizes:
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", str(n), "--repeat", str(args.repeat)],
-            check=True, capture_output=True, text=True, env=os.environ.copy(),
-        ).stdout
-        r = json.loads(out.strip().splitlines()[-1])
-        rows.append(r)
-        print(f"{r['n']:>8} {r['seconds']:>9.3f} {r['loops_per_s']:>9.0f} "
-              f"{r['steps_per_loop']:>10.0f} {r['peak_rss_MiB']:>9.0f} "
-              f"{r['converged']}/{r['n']} ({r['threads']} threads)")
-    print(json.dumps(rows))
-
+    with tempfile.TemporaryDirectory() as tmp:
+        engines = {"this": None}
+        if args.baseline:
+            engines[args.baseline] = _baseline_tree(args.baseline, Path(tmp))
+        rows = []
+        print(f"{'engine':>9} {'N':>8} {'seconds':>9} {'loops/s':>9} {'steps/loop':>10} "
+              f"{'peak MiB':>9} ok")
+        for n in args.sizes:
+            best: dict[str, dict] = {}
+            # one run per engine in turn, --repeat rounds: both see the same machine load
+            for _ in range(args.repeat if args.baseline else 1):
+                for name, path in engines.items():
+                    r = _run_child(n, 1 if args.baseline else args.repeat, path)
+                    if name not in best or r["seconds"] < best[name]["seconds"]:
+                        best[name] = r
+            for name, r in best.items():
+                rows.append({"engine": name, **r})
+                print(_row(name, r), flush=True)
+            if args.baseline:
+                ratio = best["this"]["loops_per_s"] / best[args.baseline]["loops_per_s"]
+                print(f"{'':>9} {n:>8} this/{args.baseline}: {ratio:.2f}x", flush=True)
+        print(json.dumps(rows))
 
 if __name__ == "__main__":
     main()
