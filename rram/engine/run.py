@@ -210,33 +210,51 @@ def _circuit_matrix(params: Mapping[str, object] | None, n: int) -> np.ndarray:
     return np.stack(cols, axis=1)
 
 
-def _pad(stimuli: Sequence[Stimulus]):
-    """Stack per-device stimuli into padded arrays (zero-length segments, +inf samples)."""
+def _pad(stimuli: Sequence[Stimulus], record: bool = True):
+    """Stack per-device stimuli into padded arrays (zero-length segments, +inf samples).
+
+    Each distinct stimulus object is padded once and copied to its devices in one
+    assignment, and without ``record`` the sample grid is not allocated (n × 0): a
+    million devices sharing one loop cost three small arrays, not a Python loop and
+    6 GB of sample times."""
     n = len(stimuli)
     k = max(s.times.size for s in stimuli)
-    m = max(s.sample_times.size for s in stimuli)
+    m = max(s.sample_times.size for s in stimuli) if record else 0
     TP = np.empty((n, k))
     VP = np.empty((n, k))
     ICC = np.empty((n, k - 1))
     OUT = np.full((n, m), np.inf)
-    for d, s in enumerate(stimuli):
+    for s, devices in _groups(stimuli):
         kk = s.times.size
-        TP[d, :kk], VP[d, :kk] = s.times, s.volts
-        TP[d, kk:], VP[d, kk:] = s.times[-1], s.volts[-1]
-        ICC[d, : kk - 1] = s.icc
-        ICC[d, kk - 1 :] = s.icc[-1]
-        OUT[d, : s.sample_times.size] = s.sample_times
+        TP[devices, :kk], VP[devices, :kk] = s.times, s.volts
+        TP[devices, kk:], VP[devices, kk:] = s.times[-1], s.volts[-1]
+        ICC[devices, : kk - 1] = s.icc
+        ICC[devices, kk - 1 :] = s.icc[-1]
+        if record:
+            OUT[devices, : s.sample_times.size] = s.sample_times
     return TP, VP, ICC, OUT
+
+
+def _groups(items: Sequence) -> list[tuple[object, np.ndarray]]:
+    """Each distinct object of ``items`` (by identity) with the indices where it occurs."""
+    index: dict[int, tuple[object, list[int]]] = {}
+    for d, item in enumerate(items):
+        index.setdefault(id(item), (item, []))[1].append(d)
+    return [(item, np.asarray(devices)) for item, devices in index.values()]
+
+
+def _card_matrix(cards: Sequence[Card], cp: np.ndarray) -> np.ndarray:
+    """(n, card + circuit parameters): each distinct card's row built once."""
+    P = np.empty((len(cards), len(PARAMETER_NAMES) + cp.shape[1]))
+    for card, devices in _groups(cards):
+        P[devices, : len(PARAMETER_NAMES)] = [card.values[k] for k in PARAMETER_NAMES]
+    P[:, len(PARAMETER_NAMES):] = cp
+    return P
 
 
 def initial_guess(p: np.ndarray) -> np.ndarray:
     """Unknowns at rest: nodes at 0 V, states at x0, w0 (zero change), no heating."""
     return np.zeros((p.shape[0], len(UNKNOWNS)))
-
-
-def state_offsets(cards: Sequence[Card]) -> np.ndarray:
-    """(N, 2) initial gap and width (nm): the state nodes hold the change from these."""
-    return np.array([[c["x0"] / NM, c["w0"] / NM] for c in cards], float).reshape(-1, 2)
 
 
 def prepare_inputs(circuit: str, stimuli: Stimulus | Sequence[Stimulus],
@@ -350,22 +368,19 @@ def simulate(
     stimuli, card_list, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
                                             n_devices)
     n = len(stimuli)
-    P = np.concatenate([np.array([[c.values[k] for k in PARAMETER_NAMES] for c in card_list]),
-                        cp], axis=1)
-    TP, VP, ICC, OUT = _pad(stimuli)
-    if not record:
-        OUT = np.full((n, 0), np.inf)
+    P = _card_matrix(card_list, cp)
+    TP, VP, ICC, OUT = _pad(stimuli, record)
     VG = np.array([s.v_gate for s in stimuli], float)
     nseg = TP.shape[1] - 1
     thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
     # the gap-closure threshold in the unknowns' units (the change of the gap since x0)
-    gap_closed = GAP_CLOSED_NM - state_offsets(card_list)[:, 0]
+    x0w0 = P[:, [PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")]] / NM
+    gap_closed = GAP_CLOSED_NM - x0w0[:, 0]
     out_y, status, stats, ev = integrate_arrays(
         circuit, P, TP, VP, ICC, VG, OUT, opts, stop_current, thr, gap_closed,
         progress=progress)
-    samples = [out_y[d, : s.sample_times.size] if record else out_y[d]
-               for d, s in enumerate(stimuli)]
-    x0w0 = state_offsets(card_list)
+    samples = ([out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)] if record
+               else [out_y[0]] * n)  # (0, unknowns) each: one shared empty view
     ev["gap_end"] = x0w0[:, :1] + ev["yend"][:, :, UNKNOWNS.index("dgap")]
     ev["width_end"] = x0w0[:, 1:] + ev["yend"][:, :, UNKNOWNS.index("dwidth")]
     mid = ev["yend"][:, :, UNKNOWNS.index("mid")]
