@@ -2086,7 +2086,7 @@ def one_t_one_r_probe(y, u, p):
 CIRCUITS = ('resistor', 'compliance', 'one_t_one_r')
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def circuit_eval(kind, y, u, p, F, Q, JF, JQ):
     """Evaluate circuit number ``kind`` (index into CIRCUITS)."""
     if kind == 0:
@@ -2097,7 +2097,7 @@ def circuit_eval(kind, y, u, p, F, Q, JF, JQ):
         one_t_one_r_eval(y, u, p, F, Q, JF, JQ)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def circuit_residual(kind, y, u, p, F):
     """F(y) of circuit number ``kind``."""
     if kind == 0:
@@ -2108,7 +2108,7 @@ def circuit_residual(kind, y, u, p, F):
         one_t_one_r_residual(y, u, p, F)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def circuit_probe(kind, y, u, p):
     """Device current of circuit number ``kind``."""
     if kind == 0:

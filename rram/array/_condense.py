@@ -45,12 +45,13 @@ def condense(P, V, Y, frozen, atol, rtol, lim, rs, I, G, STATUS):
         LU = np.zeros((n, n))
         piv = np.zeros(n, np.int64)
         dy = np.zeros(n)
+        wt = np.zeros(n)
         u = np.zeros(3)
         y = Y[d]
         y[0] = V[d]
         u[0] = V[d]
         if not newton_dc(0, y, u, P[d], frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol,
-                         lim, 100):
+                         lim, 100, wt):
             STATUS[d] = FAILED
             continue
         circuit_eval(0, y, u, P[d], F, Q, JF, JQ)

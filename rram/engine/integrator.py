@@ -20,6 +20,10 @@ parallel over the machine's cores.
   follows the trend of the last two errors, so the accelerating SET runaway is met with
   shrinking steps instead of a rejection per step.
 * The stimulus is piecewise linear; steps land exactly on its breakpoints.
+* The step loop (:func:`_integrate`) runs in work arrays its caller allocates, with the
+  helpers and the kernels' dispatchers inlined and numba's reference counting off: array
+  arguments passed between compiled functions cost more than their arithmetic (1.4× the
+  loops/s of the same code with calls, the same doubles).
 * Per stimulus segment, events are recorded at the integrator's own steps (peak current,
   threshold crossing, peak temperature, end state); outputs are sampled on a caller-given
   time grid by linear interpolation between accepted steps.
@@ -36,7 +40,7 @@ from numba import njit, prange
 from .._kernels import circuit_eval, circuit_probe, circuit_residual
 from ..events import DROP, DROP_FLOOR
 from ..status import Stat, Status
-from .dense import NJIT_OPTIONS, lu_factor, lu_solve
+from .dense import INLINE, NJIT_OPTIONS, NO_RUNTIME, lu_factor, lu_solve
 
 # numba reads module globals as compile-time constants: plain ints of the contract
 OK, MAX_STEPS, STEP_TOO_SMALL, DC_FAILED, NON_FINITE, STOPPED = (
@@ -52,19 +56,19 @@ MAX_FORCED = 200
 SAFETY = 0.9
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _elementary(err, order):
     """The step factor the error estimate allows: SAFETY·err^(-1/(p+1))."""
     return SAFETY * err ** (-1.0 / (order + 1))
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def step_shrink(err, its, order):
     """Factor of a rejected step: error above tolerance, or Newton failed (its < 0)."""
     return 0.25 if its < 0 else max(0.2, _elementary(err, order))
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def step_growth(err, eprev, order, npts, h1, h2, held):
     """Factor of the step after an accepted one (``h1``; ``h2`` the one before).
 
@@ -86,7 +90,7 @@ def step_growth(err, eprev, order, npts, h1, h2, held):
     return fac
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _inputs(tp, vp, iccp, vgate, k, t, u):
     """Stimulus at time t in segment k: v_app linear in the segment, icc constant."""
     t0 = tp[k]
@@ -97,7 +101,7 @@ def _inputs(tp, vp, iccp, vgate, k, t, u):
     u[2] = iccp[k]
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _apply_update(y, dy, n, wt, lim):
     """y += limited dy; returns (weighted max norm of the step, whether it was limited)."""
     scale = 1.0
@@ -115,7 +119,7 @@ def _apply_update(y, dy, n, wt, lim):
     return err, scale < 1.0
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _factor(JF, JQ, a0, LU, piv, n):
     for i in range(n):
         for j in range(n):
@@ -124,9 +128,9 @@ def _factor(JF, JQ, a0, LU, piv, n):
 
 
 @njit(**NJIT_OPTIONS)
-def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, lim, maxit):
+def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, lim, maxit,
+              wt):
     """Full Newton on F(y) = 0, holding the unknowns marked ``frozen``.  True on success."""
-    wt = np.empty(n)
     for _ in range(maxit):
         circuit_eval(kind, y, u, p, F, Q, JF, JQ)
         for i in range(n):
@@ -152,7 +156,7 @@ def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, l
     return False
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, fresh):
     """dy = -J⁻¹·(F(y) + α₀·JQ·y + qhist) with the current LU factors.  False if not finite.
 
@@ -171,7 +175,7 @@ def _newton_step(kind, y, u, p, a0, qhist, F, JQ, LU, piv, dy, n, fresh):
     return True
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _wnorm(dy, wt, n):
     e = 0.0
     for i in range(n):
@@ -181,9 +185,9 @@ def _wnorm(dy, wt, n):
     return e
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim, tol, maxit,
-                stats):
+                stats, trial, dyt):
     """Damped Newton on F(y) + α₀·JQ·y + qhist = 0, in place.
 
     Deuflhard's natural monotonicity test: a (limited) step λ·dy is accepted when the
@@ -191,10 +195,8 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
     smaller than (1 − λ/4)·|λ·dy|; otherwise λ is halved.  The Jacobian is evaluated at
     the start and again whenever the contraction rate exceeds 0.3, so iterations near a
     solution cost one residual.  Returns the residual evaluations used (> 0), or a
-    negative count on failure.
+    negative count on failure.  ``trial`` and ``dyt`` are work vectors.
     """
-    trial = np.empty(n)
-    dyt = np.empty(n)
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     stats[STAT_JAC] += 1
     if not _factor(JF, JQ, a0, LU, piv, n):
@@ -252,7 +254,7 @@ def newton_tran(kind, y, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
     return -evals
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev_imax,
             ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose):
     """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
@@ -280,7 +282,7 @@ def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev
         ev_tmax[k] = dt
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _predict(npts, h, h1, h2, y, y1, y2, yp, n):
     """Polynomial extrapolation through the accepted points since the last breakpoint.
 
@@ -301,7 +303,7 @@ def _predict(npts, h, h1, h2, y, y1, y2, yp, n):
             yp[i] = l0 * y[i] + l1 * y1[i] + l2 * y2[i]
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
     """Weighted max-norm of the local error estimate (1 = at tolerance)."""
     err = 0.0
@@ -320,6 +322,10 @@ def _error(yc, yp, y, JQ, n, atol, errkind, chgtol, rtol, cerr):
     return err
 
 
+#: Work vectors of :func:`_integrate` (rows of one array).
+N_VECTORS = 13
+
+
 @njit(**NJIT_OPTIONS)
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
@@ -332,38 +338,47 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
     Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
     the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
     last unknown (the temperature rise), the unknowns and the (signed) device current at
-    the segment's end."""
+    the segment's end.  Allocates the work arrays and runs :func:`_integrate`."""
+    n = y.shape[0]
+    return _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
+                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr,
+                      ev_imax, ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop,
+                      gap_closed, igap, ev_tclose, np.zeros((N_VECTORS, n)),
+                      np.zeros((3, n, n)), np.zeros(n, np.int64), np.zeros(n, np.bool_),
+                      np.zeros(3))
+
+
+@njit(**NO_RUNTIME)
+def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol, rtol,
+               lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax, ev_timax,
+               ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed, igap, ev_tclose,
+               vecs, mats, piv, frozen, u):
+    """The step loop of :func:`integrate_device`, in the work arrays ``vecs``
+    (:data:`N_VECTORS`, n), ``mats`` (3, n, n), ``piv``, ``frozen`` and ``u``, without
+    numba's reference counting (the helpers are inlined; nothing is allocated)."""
     n = y.shape[0]
     nseg = tp.shape[0] - 1
-    F = np.zeros(n)
-    Q = np.zeros(n)
-    JF = np.zeros((n, n))
-    JQ = np.zeros((n, n))
-    LU = np.zeros((n, n))
-    piv = np.zeros(n, np.int64)
-    dy = np.zeros(n)
-    u = np.zeros(3)
-    wt = np.zeros(n)
-    qhist = np.zeros(n)
-    yp = np.zeros(n)
-    yc = np.zeros(n)
-    frozen = np.zeros(n, np.bool_)
+    F, Q, dy, wt, qhist, yp, yc, trial, dyt = (vecs[0], vecs[1], vecs[2], vecs[3], vecs[4],
+                                               vecs[5], vecs[6], vecs[7], vecs[8])
+    q0, q1, y1, y2 = vecs[9], vecs[10], vecs[11], vecs[12]
+    JF, JQ, LU = mats[0], mats[1], mats[2]
     # Operating point at t0 (the states sit at their anchors x0, w0).
     t = tp[0]
     k = 0
     _inputs(tp, vp, iccp, vgate, k, t, u)
     if not newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, 1e-9, lim,
-                     100):
+                     100, wt):
         stats[STAT_FAIL_TIME] = t
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
     _record(0, t, t, i_prev, i_prev, y, y, gap_closed, igap, ev_thr, ev_imax, ev_timax,
             ev_tcross, ev_tmax, ev_tdrop, ev_tclose)
-    q0 = Q.copy()
-    q1 = Q.copy()
-    y1 = y.copy()
-    y2 = y.copy()
+    for i in range(n):
+        q0[i] = Q[i]
+        q1[i] = Q[i]
+        y1[i] = y[i]
+        y2[i] = y[i]
     t1 = t
     h1 = h2 = 0.0  # the last two accepted steps
     npts = 0  # accepted points since the last breakpoint
@@ -411,7 +426,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
             # whose leftover jitter the error test then rejected step after step)
             wt[i] = atol[i] + (0.0 if errkind[i] == 2 else rtol * abs(y[i]))
         its = newton_tran(kind, yc, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
-                          0.2, 12, stats)
+                          0.2, 12, stats, trial, dyt)
         stats[STAT_NEWTON] += abs(its)
         err = 0.0
         if its > 0 and npts >= 1:
@@ -521,5 +536,5 @@ def dc_batch(kind, P, U, Y, frozen, atol, rtol, lim, STATUS):
         piv = np.zeros(n, np.int64)
         dy = np.zeros(n)
         ok = newton_dc(kind, Y[d], U[d], P[d], frozen, F, Q, JF, JQ, LU, piv, dy, n, atol,
-                       rtol, lim, 100)
+                       rtol, lim, 100, np.zeros(n))
         STATUS[d] = OK if ok else DC_FAILED

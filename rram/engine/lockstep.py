@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from .._kernels_soa import circuit_eval_soa, circuit_probe_soa
-from .dense import NJIT_OPTIONS, lu_factor, lu_solve
+from .dense import INLINE, NJIT_OPTIONS, NO_RUNTIME, lu_factor, lu_solve
 from .integrator import (
     DC_FAILED,
     MAX_FORCED,
@@ -64,7 +64,7 @@ NEWTON_MAXIT = 12
 DC_MAXIT = 100
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _residual_step(F, JQ, z, a0, qhist, LU, piv, dy, c, n):
     """dy = -J⁻¹·(F(z) + α₀·JQ·z + qhist) at column c with the factors in LU."""
     for i in range(n):
@@ -79,7 +79,7 @@ def _residual_step(F, JQ, z, a0, qhist, LU, piv, dy, c, n):
     return True
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _factor_col(JF, JQ, a0, LU, piv, c, n):
     for i in range(n):
         for j in range(n):
@@ -87,7 +87,7 @@ def _factor_col(JF, JQ, a0, LU, piv, c, n):
     return lu_factor(LU, piv, n)
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _trial(z, base, dy, lam, lim, n):
     """z = base + limited λ·dy; returns the scale used."""
     scale = lam
@@ -99,7 +99,7 @@ def _trial(z, base, dy, lam, lim, n):
     return scale
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _newton_round(c, n, S, K, Z, F, JF, JQ, BASE, DY, DYT, QH, WT, LU, PIV, lim, atol,
                   stats):
     """One decision of device ``c`` from the evaluation at its point Z[:, c]."""
@@ -197,7 +197,7 @@ def _newton_round(c, n, S, K, Z, F, JF, JQ, BASE, DY, DYT, QH, WT, LU, PIV, lim,
     return GO_ON
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _step_end(c, n, S, K, Z, Y, Y1, Y2, YP, JQ, Q0, Q1, atol, errkind, chgtol, rtol, hmin,
               out_t, out_y, stats):
     """Error test of a finished Newton solve (its > 0) or its failure: accept (histories
@@ -261,7 +261,7 @@ def _step_end(c, n, S, K, Z, Y, Y1, Y2, YP, JQ, Q0, Q1, atol, errkind, chgtol, r
     return ACCEPTED
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _setup_step(c, n, S, K, Z, U, Y, Y1, Y2, YP, Q0, Q1, QH, WT, tp, vp, iccp, vgate,
                 atol, errkind, rtol, hfrac):
     """Next step of device c: breakpoint, order, predictor (its next evaluation point).
@@ -310,25 +310,25 @@ def _setup_step(c, n, S, K, Z, U, Y, Y1, Y2, YP, Q0, Q1, QH, WT, tp, vp, iccp, v
     return True
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _swap1(A, c, e):
     A[c] = A[e]
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _swap2(A, c, e):
     for i in range(A.shape[0]):
         A[i, c] = A[i, e]
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _swap3(A, c, e):
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):
             A[i, j, c] = A[i, j, e]
 
 
-@njit(**NJIT_OPTIONS)
+@njit(**INLINE)
 def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax, timax,
             tcross, tmax, yend, iend, tdrop, gap_closed, igap, tclose):
     """After an accepted step: events, stop current, step limit, breakpoint, next step
@@ -376,23 +376,32 @@ def _events(c, n, S, K, Y, Y1, I, tp, hmax, max_steps, i_stop, stats, thr, imax,
 def _run_block(kind, a, b, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
                TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE):
-    """Integrate devices a..b-1 in lockstep (see the module docstring)."""
+    """Integrate devices a..b-1 in lockstep (see the module docstring): the block's work
+    arrays, then :func:`_run_rounds`."""
     M = b - a
     n = Y0.shape[1]
-    Pt = np.empty((P.shape[1], M))
-    Z = np.zeros((n, M))
-    U = np.zeros((3, M))
-    F = np.zeros((n, M))
-    JF = np.zeros((n, n, M))
-    JQ = np.zeros((n, n, M))
-    I = np.zeros(M)
-    vecs = np.zeros((12, n, M))  # per-device vectors, one slab each
+    _run_rounds(kind, a, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
+                rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
+                TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE,
+                np.empty((P.shape[1], M)), np.zeros((2, n, M)), np.zeros((3, M)),
+                np.zeros((3, n, n, M)), np.zeros((12, n, M)), np.zeros(M),
+                np.zeros((n, M), np.int64), np.zeros((NF, M)), np.zeros((NI, M), np.int64))
+
+
+@njit(**NO_RUNTIME)
+def _run_rounds(kind, a, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
+                rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
+                TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE, Pt, cols,
+                U, jacs, vecs, I, PIV, S, K):
+    """The rounds of :func:`_run_block` in its work arrays (``cols``: Z, F; ``jacs``: JF,
+    JQ, LU; ``vecs``: the per-device vectors), without numba's reference counting (the
+    helpers are inlined; nothing is allocated)."""
+    M = Pt.shape[1]
+    n = Y0.shape[1]
+    Z, F = cols[0], cols[1]
+    JF, JQ, LU = jacs[0], jacs[1], jacs[2]
     Y, Y1, Y2, YP, Q0, Q1 = vecs[0], vecs[1], vecs[2], vecs[3], vecs[4], vecs[5]
     QH, WT, BASE, DY, DYT = vecs[6], vecs[7], vecs[8], vecs[9], vecs[10]
-    LU = np.zeros((n, n, M))
-    PIV = np.zeros((n, M), np.int64)
-    S = np.zeros((NF, M))
-    K = np.zeros((NI, M), np.int64)
     for c in range(M):
         d = a + c
         K[DEV, c] = d

@@ -191,41 +191,28 @@ def render_device_functions(model: Model) -> str:
     return "".join(chunks)
 
 
+#: The dispatchers are inlined into the engines' step loops (a call passes every array
+#: argument as a struct; the circuits' kernels themselves stay calls).
+DISPATCH_DECORATOR = '@njit(cache=True, error_model="numpy", inline="always")'
+#: (entry point, its arguments, docstring, the call in each branch).
+DISPATCHERS = (
+    ("circuit_eval", "y, u, p, F, Q, JF, JQ",
+     "Evaluate circuit number ``kind`` (index into CIRCUITS).", "{c}_eval(y, u, p, F, Q, JF, JQ)"),
+    ("circuit_residual", "y, u, p, F", "F(y) of circuit number ``kind``.",
+     "{c}_residual(y, u, p, F)"),
+    ("circuit_probe", "y, u, p", "Device current of circuit number ``kind``.",
+     "return {c}_probe(y, u, p)"),
+)
+
+
 def render_dispatch(circuits: Sequence[Circuit]) -> str:
     """``circuit_eval(kind, ...)``: one entry point, so the integrator is compiled once."""
-    lines = [
-        "",
-        "",
-        f"CIRCUITS = {tuple(c.name for c in circuits)!r}",
-        "",
-        "",
-        '@njit(cache=True, error_model="numpy")',
-        "def circuit_eval(kind, y, u, p, F, Q, JF, JQ):",
-        '    """Evaluate circuit number ``kind`` (index into CIRCUITS)."""',
-    ]
-    for i, c in enumerate(circuits):
-        word = "if" if i == 0 else "elif"
-        lines += [f"    {word} kind == {i}:", f"        {c.name}_eval(y, u, p, F, Q, JF, JQ)"]
-    lines += [
-        "",
-        "",
-        '@njit(cache=True, error_model="numpy")',
-        "def circuit_residual(kind, y, u, p, F):",
-        '    """F(y) of circuit number ``kind``."""',
-    ]
-    for i, c in enumerate(circuits):
-        word = "if" if i == 0 else "elif"
-        lines += [f"    {word} kind == {i}:", f"        {c.name}_residual(y, u, p, F)"]
-    lines += [
-        "",
-        "",
-        '@njit(cache=True, error_model="numpy")',
-        "def circuit_probe(kind, y, u, p):",
-        '    """Device current of circuit number ``kind``."""',
-    ]
-    for i, c in enumerate(circuits):
-        word = "if" if i == 0 else "elif"
-        lines += [f"    {word} kind == {i}:", f"        return {c.name}_probe(y, u, p)"]
+    lines = ["", "", f"CIRCUITS = {tuple(c.name for c in circuits)!r}"]
+    for name, args, doc, call in DISPATCHERS:
+        lines += ["", "", DISPATCH_DECORATOR, f"def {name}(kind, {args}):", f'    """{doc}"""']
+        for i, c in enumerate(circuits):
+            word = "if" if i == 0 else "elif"
+            lines += [f"    {word} kind == {i}:", "        " + call.format(c=c.name)]
     lines.append("    return 0.0")
     return "\n".join(lines) + "\n"
 
