@@ -85,7 +85,7 @@ def test_compiled_engines_cache_is_keyed_by_kernels_and_codegen_settings(monkeyp
 
     from rram.engine import jit
 
-    kernels = b"".join(k.read_bytes() for k in jit.KERNELS)
+    kernels = b"".join(k.read_bytes() for k in jit.COMPILED_SOURCES)
     plain = jit.cache_dir()
     assert plain.name == hashlib.sha256(kernels).hexdigest()[:16]
     # a profiling build (perf) compiles slower code: it must not land in the same cache
@@ -104,7 +104,7 @@ def test_compiled_engines_cache_key_covers_every_module_they_import():
 
     from rram.engine import jit
 
-    keyed = {k.resolve() for k in jit.KERNELS}
+    keyed = {k.resolve() for k in jit.COMPILED_SOURCES}
     for name in jit.COMPILED:
         path = Path(importlib.util.find_spec(name).origin).resolve()
         assert path in keyed, name

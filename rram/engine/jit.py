@@ -7,7 +7,7 @@ as constants), so after the model is regenerated, an engine file is edited or a 
 commit is checked out, a plain ``cache=True`` would silently reuse machine code of the old
 equations or the old step rule.  The compiled modules are therefore imported with
 ``numba.config.CACHE_DIR`` pointing at a directory named after the sha256 of every source
-they compile or import from (:data:`KERNELS`); the previous setting is restored
+they compile or import from (:data:`COMPILED_SOURCES`); the previous setting is restored
 immediately (numba reads it only when a function is decorated).  The key also holds
 numba's code-generation settings (:data:`CODEGEN_DEFAULTS`): a run under
 ``NUMBA_ENABLE_PROFILING=1`` (``perf``) or ``NUMBA_OPT=0`` compiles slower code
@@ -30,7 +30,7 @@ PACKAGE = Path(__file__).resolve().parent.parent
 #: Sources the compiled engines inline or take constants from: any change gives a new
 #: cache directory (tests check that every package module a compiled module imports is
 #: here).
-KERNELS = tuple(PACKAGE / name for name in (
+COMPILED_SOURCES = tuple(PACKAGE / name for name in (
     "_kernels.py", "_kernels_soa.py", "vmath.py", "events.py", "status.py", "circuits.py",
     "engine/dense.py", "engine/integrator.py", "engine/lockstep.py", "array/_condense.py"))
 #: The modules compiled with the keyed cache (what :func:`load_compiled` is given).
@@ -49,7 +49,7 @@ def cache_dir() -> Path:
     current = {name: getattr(numba.config, name, None) for name in CODEGEN_DEFAULTS}
     extra = "".join(f"{name}={value!r};" for name, value in current.items()
                     if value != CODEGEN_DEFAULTS[name]).encode()
-    digest = hashlib.sha256(b"".join(k.read_bytes() for k in KERNELS) + extra
+    digest = hashlib.sha256(b"".join(k.read_bytes() for k in COMPILED_SOURCES) + extra
                             ).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "rram" / "numba" / digest

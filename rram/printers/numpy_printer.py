@@ -194,26 +194,28 @@ def render_device_functions(model: Model) -> str:
 #: The dispatchers are inlined into the engines' step loops (a call passes every array
 #: argument as a struct; the circuits' kernels themselves stay calls).
 DISPATCH_DECORATOR = '@njit(cache=True, error_model="numpy", inline="always")'
-#: (entry point, its arguments, docstring, the call in each branch).
+#: (entry point, its arguments, docstring, the call in each branch, what follows them).
 DISPATCHERS = (
     ("circuit_eval", "y, u, p, F, Q, JF, JQ",
-     "Evaluate circuit number ``kind`` (index into CIRCUITS).", "{c}_eval(y, u, p, F, Q, JF, JQ)"),
+     "Evaluate circuit number ``kind`` (index into CIRCUITS).", "{c}_eval(y, u, p, F, Q, JF, JQ)",
+     None),
     ("circuit_residual", "y, u, p, F", "F(y) of circuit number ``kind``.",
-     "{c}_residual(y, u, p, F)"),
+     "{c}_residual(y, u, p, F)", None),
     ("circuit_probe", "y, u, p", "Device current of circuit number ``kind``.",
-     "return {c}_probe(y, u, p)"),
+     "return {c}_probe(y, u, p)", "return 0.0"),
 )
 
 
 def render_dispatch(circuits: Sequence[Circuit]) -> str:
     """``circuit_eval(kind, ...)``: one entry point, so the integrator is compiled once."""
     lines = ["", "", f"CIRCUITS = {tuple(c.name for c in circuits)!r}"]
-    for name, args, doc, call in DISPATCHERS:
+    for name, args, doc, call, fallback in DISPATCHERS:
         lines += ["", "", DISPATCH_DECORATOR, f"def {name}(kind, {args}):", f'    """{doc}"""']
         for i, c in enumerate(circuits):
             word = "if" if i == 0 else "elif"
             lines += [f"    {word} kind == {i}:", "        " + call.format(c=c.name)]
-    lines.append("    return 0.0")
+        if fallback:
+            lines.append("    " + fallback)
     return "\n".join(lines) + "\n"
 
 
