@@ -155,6 +155,7 @@ def device_flows(nodes, p):
     gap_opening = p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t15/xbound))))
     dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + gap_opening
     x_recovery = 1000000000.0*(pos_sq(-t14) - pos_sq(t14 - t11))
+    gap_rate = dx_dt/1e-09 + x_recovery
     ln_rate_lateral = np.log(kw*(weff + weff*weff/(2.0*np.sqrt(t8 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
     ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t19)
     rate_lateral = safe_exp(ln_rate_lateral_capped)
@@ -168,7 +169,7 @@ def device_flows(nodes, p):
     out_br_leak = polarity*i_leak
     out_br_cf = polarity*i_cf
     out_br_gap = polarity*i_gap
-    out_br_x = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    out_br_x = -gap_rate + n_dgap/thold
     out_br_w = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     out_br_th = n_dtemp - rth*power
     return (out_br_ctop, out_br_cbot, out_br_leak, out_br_cf, out_br_gap, out_br_x, out_br_w, out_br_th,)
@@ -495,6 +496,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     dx_dt = -(t58*t60) + gap_opening
     t86 = t29 - t26
     x_recovery = 1000000000.0*(pos_sq(-t29) - pos_sq(t86))
+    gap_rate = dx_dt/1e-09 + x_recovery
     t87 = np.sqrt(t11 + 0.01*wmin*(0.01*wmin))
     t88 = 2.0*t87
     t89 = weff*weff/t88
@@ -627,7 +629,7 @@ def resistor_eval(y, u, p, F, Q, JF, JQ):
     Q[2] = -t37
     F[3] = -t36 + t46
     Q[3] = 0.0
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     Q[4] = n_dgap
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     Q[5] = n_dwidth
@@ -808,6 +810,7 @@ def resistor_residual(y, u, p, F):
     gap_opening = p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t17/xbound))))
     dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + gap_opening
     x_recovery = 1000000000.0*(pos_sq(-t16) - pos_sq(t16 - t13))
+    gap_rate = dx_dt/1e-09 + x_recovery
     ln_rate_lateral = np.log(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
     ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t23)
     rate_lateral = safe_exp(ln_rate_lateral_capped)
@@ -820,7 +823,7 @@ def resistor_residual(y, u, p, F):
     F[1] = -t1 + t11 + t18
     F[2] = n_bi/rbot - t11 - t20
     F[3] = -t18 + t20
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     F[6] = n_dtemp - rth*power
 
@@ -1089,6 +1092,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     dx_dt = -(t59*t61) + gap_opening
     t87 = t30 - t27
     x_recovery = 1000000000.0*(pos_sq(-t30) - pos_sq(t87))
+    gap_rate = dx_dt/1e-09 + x_recovery
     t88 = np.sqrt(t12 + 0.01*wmin*(0.01*wmin))
     t89 = 2.0*t88
     t90 = weff*weff/t89
@@ -1221,7 +1225,7 @@ def compliance_eval(y, u, p, F, Q, JF, JQ):
     Q[2] = -t38
     F[3] = -t37 + t47
     Q[3] = 0.0
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     Q[4] = n_dgap
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     Q[5] = n_dwidth
@@ -1402,6 +1406,7 @@ def compliance_residual(y, u, p, F):
     gap_opening = p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t17/xbound))))
     dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + gap_opening
     x_recovery = 1000000000.0*(pos_sq(-t16) - pos_sq(t16 - t13))
+    gap_rate = dx_dt/1e-09 + x_recovery
     ln_rate_lateral = np.log(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
     ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t23)
     rate_lateral = safe_exp(ln_rate_lateral_capped)
@@ -1414,7 +1419,7 @@ def compliance_residual(y, u, p, F):
     F[1] = -t1 + t11 + t18
     F[2] = n_bi/rbot - t11 - t20
     F[3] = -t18 + t20
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     F[6] = n_dtemp - rth*power
 
@@ -1684,6 +1689,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     dx_dt = -(t60*t62) + gap_opening
     t88 = t31 - t28
     x_recovery = 1000000000.0*(pos_sq(-t31) - pos_sq(t88))
+    gap_rate = dx_dt/1e-09 + x_recovery
     t89 = np.sqrt(t13 + 0.01*wmin*(0.01*wmin))
     t90 = 2.0*t89
     t91 = weff*weff/t90
@@ -1816,7 +1822,7 @@ def one_t_one_r_eval(y, u, p, F, Q, JF, JQ):
     Q[2] = -t39
     F[3] = -t38 + t48
     Q[3] = 0.0
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     Q[4] = n_dgap
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     Q[5] = n_dwidth
@@ -1997,6 +2003,7 @@ def one_t_one_r_residual(y, u, p, F):
     gap_opening = p_reset*rate_reset*(0.5*(1.0 + np.tanh(0.5*(t17/xbound))))
     dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + np.tanh(0.5*(x/xbound))))) + gap_opening
     x_recovery = 1000000000.0*(pos_sq(-t16) - pos_sq(t16 - t13))
+    gap_rate = dx_dt/1e-09 + x_recovery
     ln_rate_lateral = np.log(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
     ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t23)
     rate_lateral = safe_exp(ln_rate_lateral_capped)
@@ -2009,7 +2016,7 @@ def one_t_one_r_residual(y, u, p, F):
     F[1] = -((v_app - n_ti)/rtop) + t11 + t18
     F[2] = t1 - t11 - t20
     F[3] = -t18 + t20
-    F[4] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+    F[4] = -gap_rate + n_dgap/thold
     F[5] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
     F[6] = n_dtemp - rth*power
 

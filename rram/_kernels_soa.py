@@ -201,6 +201,7 @@ def resistor_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11,
         dx_dt = -(t49*t51) + gap_opening
         t73 = t25 - t22
         x_recovery = 1000000000.0*(v_pos_sq(-t25) - v_pos_sq(t73))
+        gap_rate = dx_dt/1e-09 + x_recovery
         t74 = np.sqrt(t11 + 0.01*wmin*(0.01*wmin))
         t75 = 2.0*t74
         t76 = weff*weff/t75
@@ -334,7 +335,7 @@ def resistor_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o11,
         o1[d] = -t1 + t16 + t32
         o2[d] = n_bi/rbot - t16 - t38
         o3[d] = -t32 + t38
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
         o7[d] = t93 - (-1.0/rs)
@@ -504,6 +505,7 @@ def resistor_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         gap_opening = p_reset*rate_reset*(0.5*(1.0 + vtanh(0.5*(t17/xbound))))
         dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + vtanh(0.5*(x/xbound))))) + gap_opening
         x_recovery = 1000000000.0*(v_pos_sq(-t16) - v_pos_sq(t16 - t13))
+        gap_rate = dx_dt/1e-09 + x_recovery
         ln_rate_lateral = vlog(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
         ln_rate_lateral_capped = ln_rate_lateral - v_softplus(ln_rate_lateral - t23)
         rate_lateral = v_safe_exp(ln_rate_lateral_capped)
@@ -516,7 +518,7 @@ def resistor_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         o1[d] = -t1 + t11 + t18
         o2[d] = n_bi/rbot - t11 - t20
         o3[d] = -t18 + t20
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
 
@@ -704,6 +706,7 @@ def compliance_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o1
         dx_dt = -(t50*t52) + gap_opening
         t74 = t26 - t23
         x_recovery = 1000000000.0*(v_pos_sq(-t26) - v_pos_sq(t74))
+        gap_rate = dx_dt/1e-09 + x_recovery
         t75 = np.sqrt(t12 + 0.01*wmin*(0.01*wmin))
         t76 = 2.0*t75
         t77 = weff*weff/t76
@@ -837,7 +840,7 @@ def compliance_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o1
         o1[d] = -t1 + t17 + t33
         o2[d] = n_bi/rbot - t17 - t39
         o3[d] = -t33 + t39
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
         o7[d] = t94 + icc*((1.0 - t2*t2)*(gsrc/icc))
@@ -1008,6 +1011,7 @@ def compliance_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         gap_opening = p_reset*rate_reset*(0.5*(1.0 + vtanh(0.5*(t17/xbound))))
         dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + vtanh(0.5*(x/xbound))))) + gap_opening
         x_recovery = 1000000000.0*(v_pos_sq(-t16) - v_pos_sq(t16 - t13))
+        gap_rate = dx_dt/1e-09 + x_recovery
         ln_rate_lateral = vlog(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
         ln_rate_lateral_capped = ln_rate_lateral - v_softplus(ln_rate_lateral - t23)
         rate_lateral = v_safe_exp(ln_rate_lateral_capped)
@@ -1020,7 +1024,7 @@ def compliance_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         o1[d] = -t1 + t11 + t18
         o2[d] = n_bi/rbot - t11 - t20
         o3[d] = -t18 + t20
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
 
@@ -1211,6 +1215,7 @@ def one_t_one_r_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o
         dx_dt = -(t51*t53) + gap_opening
         t75 = t27 - t24
         x_recovery = 1000000000.0*(v_pos_sq(-t27) - v_pos_sq(t75))
+        gap_rate = dx_dt/1e-09 + x_recovery
         t76 = np.sqrt(t13 + 0.01*wmin*(0.01*wmin))
         t77 = 2.0*t76
         t78 = weff*weff/t77
@@ -1344,7 +1349,7 @@ def one_t_one_r_eval_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, o7, o8, o9, o10, o
         o1[d] = -((v_app - n_ti)/rtop) + t18 + t34
         o2[d] = t1 - t18 - t40
         o3[d] = -t34 + t40
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
         o7[d] = -t95 + t2*(2.0*np.maximum(t3, 0.0))
@@ -1517,6 +1522,7 @@ def one_t_one_r_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         gap_opening = p_reset*rate_reset*(0.5*(1.0 + vtanh(0.5*(t17/xbound))))
         dx_dt = -(p_set*rate_vertical*(0.5*(1.0 + vtanh(0.5*(x/xbound))))) + gap_opening
         x_recovery = 1000000000.0*(v_pos_sq(-t16) - v_pos_sq(t16 - t13))
+        gap_rate = dx_dt/1e-09 + x_recovery
         ln_rate_lateral = vlog(kw*(weff + weff*weff/(2.0*np.sqrt(t9 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
         ln_rate_lateral_capped = ln_rate_lateral - v_softplus(ln_rate_lateral - t23)
         rate_lateral = v_safe_exp(ln_rate_lateral_capped)
@@ -1529,7 +1535,7 @@ def one_t_one_r_res_soa(Y, U, P, o0, o1, o2, o3, o4, o5, o6, m):
         o1[d] = -((v_app - n_ti)/rtop) + t11 + t18
         o2[d] = t1 - t11 - t20
         o3[d] = -t18 + t20
-        o4[d] = -(dx_dt/1e-09 + x_recovery) + n_dgap/thold
+        o4[d] = -gap_rate + n_dgap/thold
         o5[d] = -(dw_dt/1e-09 + w_recovery) + n_dwidth/thold
         o6[d] = n_dtemp - rth*power
 

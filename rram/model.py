@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import equations as eq
 from .card import GROUPS, PARAMETERS
-from .expr import ZERO, Expr, substitute, sym
+from .expr import ZERO, Expr, let, substitute, sym
 from .params import Parameter
 
 GROUND = "gnd"
@@ -75,6 +75,28 @@ class AuxNode:
 
 
 @dataclass(frozen=True)
+class StepBound:
+    """A hint to a SPICE simulator's step control through a state's runaway.
+
+    Where the state's rate grows with the state itself (``∂rate/∂state > 0``, an unstable
+    mode: the gap collapsing at SET), the step is bounded to ``fraction`` of the mode's
+    e-folding time ``1/(∂rate/∂state)``; elsewhere (``floor``, 1/s) it does not bind.  It
+    changes no equation, only where a simulator without predictive step control tries
+    its steps: ngspice doubles the step until one fails, and a failed step inside the
+    runaway costs it 100 Newton iterations (its floor of the iteration limit) before the
+    step is cut.  The Python engine's predictive control meets the runaway early
+    (:mod:`rram.engine.integrator`) and needs no hint.
+
+    ``rate``: the state's rate, in the node's units per second; ``node``: the state node."""
+
+    node: str
+    rate: Expr
+    fraction: float
+    floor: float
+    desc: str
+
+
+@dataclass(frozen=True)
 class Output:
     """An operating-point output (Verilog-A ``OPP``-style), for monitoring."""
 
@@ -122,6 +144,8 @@ class Model:
     groups: tuple[tuple[str, str], ...] = ()
     #: The default loop-fitting recipe (which parameter carries which feature).
     calibration: Calibration | None = None
+    #: Step-control hints a Verilog-A rendering gives its simulator (``$bound_step``).
+    step_bounds: tuple[StepBound, ...] = ()
 
     @property
     def node_names(self) -> tuple[str, ...]:
@@ -185,6 +209,8 @@ def build_model() -> Model:
              ZERO),
         Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO),
     )
+    gap_rate = let("gap_rate", k.dx_dt / eq.NM + state.x_recovery)  # nm/s
+    width_rate = k.dw_dt / eq.NM + state.w_recovery
     branches = (
         Branch("br_ctop", "te", "ti", (V("te") - V("ti")) / P.rtop, ZERO, "top contact"),
         Branch("br_cbot", "bi", "be", (V("bi") - V("be")) / P.rbot, ZERO, "bottom contact"),
@@ -193,10 +219,10 @@ def build_model() -> Model:
         Branch("br_cf", "ti", "tip", pol * c.i_cf, ZERO, "metallic CF body"),
         Branch("br_gap", "tip", "bi", pol * c.i_gap, ZERO, "gap: hopping and tip contact"),
         Branch("br_x", "dgap", GROUND,
-               -(k.dx_dt / eq.NM + state.x_recovery) + V("dgap") / P.thold,
+               -gap_rate + V("dgap") / P.thold,
                V("dgap"), "gap state: d(x)/dt = rate"),
         Branch("br_w", "dwidth", GROUND,
-               -(k.dw_dt / eq.NM + state.w_recovery) + V("dwidth") / P.thold,
+               -width_rate + V("dwidth") / P.thold,
                V("dwidth"), "width state: d(w)/dt = rate"),
         Branch("br_th", "dtemp", GROUND, V("dtemp") - c.rth * c.power,
                P.tauth * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
@@ -237,8 +263,14 @@ def build_model() -> Model:
         AuxNode("ln_rate_hop", "ln(m/s)", offset=100.0),
         AuxNode("gap_opening", "nm/s", scale=eq.NM),
     )
+    # The gap's collapse at SET is the model's one fast unstable mode (the width's
+    # lateral runaway never bound the step in the same decks).  0.3 of its e-folding time
+    # took the fewest ngspice iterations of 0.1-3 (benchmarks/bench_ngspice_cost.py).
+    step_bounds = (StepBound("dgap", gap_rate, 0.3, 1.0,
+                             "SET runaway: at most 0.3 e-folding times of the gap's "
+                             "collapse per step"),)
     return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
-                 CALIBRATION)
+                 CALIBRATION, step_bounds)
 
 
 #: The staged loop fit (see :func:`rram.fit.recipe.default_recipe`):

@@ -1,8 +1,9 @@
 """Lint of the generated Verilog-A: compact-model rules (rules document §1).
 
-No hidden state, no idt, no $abstime stepping, no events, no $bound_step, no random
-functions; every parameter has a range, units and a description; the module compiles
-with OpenVAF-Reloaded.
+No hidden state, no idt, no $abstime stepping, no events, no random functions, and no
+$bound_step or ddx outside the model's step hint (one guarded block: a fraction of the
+SET runaway's e-folding time, rram.model.StepBound); every parameter has a range, units
+and a description; the module compiles with OpenVAF-Reloaded, with and without the hint.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import pytest
 
 from rram.card import PARAMETERS
 from rram.generate import REPO_DIR
+from rram.model import MODEL
+from rram.printers.veriloga_printer import NO_BOUND_STEP
 from rram.spice.models import openvaf
 
 VA = REPO_DIR / "netlists" / "veriloga" / "rram.va"
@@ -30,12 +33,31 @@ FORBIDDEN = {
 }
 
 
-def code() -> str:
-    """The module without comments and strings (the rules apply to code)."""
-    text = VA.read_text()
+STEP_HINT = re.compile(rf"`ifndef {NO_BOUND_STEP}\n(.*?)`endif\n", re.S)
+
+
+def code(text: str | None = None) -> str:
+    """The module without comments and strings (the rules apply to code), and without
+    its step hint (checked by :func:`test_the_step_hint_is_one_bound_per_runaway`)."""
+    text = STEP_HINT.sub("", VA.read_text() if text is None else text)
     text = re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r'"[^"\n]*"', '""', text)
+
+
+def test_the_step_hint_is_one_bound_per_runaway():
+    """Inside the guarded block: only ``$bound_step(fraction/max(ddx(rate, V(state)),
+    floor))``, one per hint of the model, on a state node; nothing else."""
+    blocks = STEP_HINT.findall(VA.read_text())
+    assert len(blocks) == 1
+    statements = [line.strip() for line in blocks[0].splitlines()
+                  if line.strip() and not line.strip().startswith("//")]
+    number = r"[0-9.eE+-]+"
+    pattern = rf"\$bound_step\({number}/max\(ddx\((\w+), V\((\w+)\)\), {number}\)\);"
+    found = [re.fullmatch(pattern, s) for s in statements]
+    assert all(found), statements
+    assert [m.group(2) for m in found] == [b.node for b in MODEL.step_bounds]
+    assert {m.group(2) for m in found} <= {"dgap", "dwidth", "dtemp"}
 
 
 @pytest.mark.parametrize("rule", sorted(FORBIDDEN))
@@ -62,8 +84,9 @@ def test_only_limexp_style_safe_exponentials():
     assert len(bare) == sum(m.count("exp(") for m in macros)
 
 
-def test_compiles_with_openvaf(tmp_path):
-    proc = subprocess.run([openvaf(), str(VA), "-o", str(tmp_path / "rram.osdi")],
+@pytest.mark.parametrize("defines", [[], ["-D", NO_BOUND_STEP]], ids=["hint", "no-hint"])
+def test_compiles_with_openvaf(tmp_path, defines):
+    proc = subprocess.run([openvaf(), *defines, str(VA), "-o", str(tmp_path / "rram.osdi")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in (proc.stdout + proc.stderr).lower()

@@ -4,7 +4,11 @@ Sections in CMC order: header, includes and the smooth-function macros, ports an
 internal nodes, named branches, parameters (each with a range, ``units`` and ``desc``,
 grouped by physics), operating-point outputs, and one ``analog`` block that computes the
 named intermediates as ``real`` variables and contributes flows and ``ddt`` of charges.
-No hidden state, no ``idt``, no events, no ``$bound_step``, no random functions.
+No hidden state, no ``idt``, no events, no random functions.  The one timing statement
+is the model's step hint through the SET runaway (:class:`rram.model.StepBound`):
+``$bound_step`` of a fraction of the runaway's e-folding time, which changes no equation
+and binds only inside the runaway; a compiler without ``$bound_step`` (upstream OpenVAF
+23.5 crashes on it) builds the module with ``-D RRAM_NO_BOUND_STEP``.
 
 Each state node carries its rate, the weak anchor ``state/thold`` and ``ddt`` of the
 state (rram/model.py); names a user chooses are checked against the reserved words of
@@ -13,14 +17,15 @@ every target (:mod:`rram.names`).  Selected lines of the output (the default car
     >>> from rram.model import MODEL
     >>> lines = render_module(MODEL).splitlines()
     >>> keep = ("module", "    electrical dgap", "    parameter real ea ", "    analog",
-    ...         "        I(br_gap)", "        I(br_x)", "endmodule")
+    ...         "        I(br_gap)", "        I(br_x)", "        $bound_step", "endmodule")
     >>> print("\n".join(line for line in lines if line.startswith(keep)))
     module rram(te, be);
         electrical dgap;  // state: change of the gap since x0, x - x0 [nm]
         parameter real ea = 1.65 from [0.1:4.0];
         analog begin
             I(br_gap) <+ polarity*i_gap;
-            I(br_x) <+ -(dx_dt/1e-09 + x_recovery) + V(dgap)/thold + ddt(V(dgap));
+            I(br_x) <+ -gap_rate + V(dgap)/thold + ddt(V(dgap));
+            $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1.0));
     endmodule
     >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -111,7 +116,7 @@ def render_module(
     ports = [*model.ports, *expose]
     internal = [n for n in model.nodes if n.name not in expose]
     roots: list[Expr] = [b.flow for b in model.branches] + [b.charge for b in model.branches]
-    roots += [o.expr for o in model.outputs]
+    roots += [o.expr for o in model.outputs] + [b.rate for b in model.step_bounds]
     reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
     sched = Schedule(roots, reserved=reserved, prefix="t")
     variables = [a.name for a in sched.assignments]
@@ -156,8 +161,27 @@ def render_module(
             terms.append(f"ddt({sched.render(b.charge, VERILOGA)})")
         if terms:
             out.append(f"        I({b.name}) <+ {' + '.join(terms)};")
+    out += _step_bounds(model, sched)
     out += ["    end", "", "endmodule", ""]
     return "\n".join(out)
+
+
+#: Preprocessor macro that leaves the step hints out (compilers without ``$bound_step``).
+NO_BOUND_STEP = "RRAM_NO_BOUND_STEP"
+
+
+def _step_bounds(model: Model, sched: Schedule) -> list[str]:
+    """``$bound_step(fraction/max(ddx(rate, V(node)), floor))`` per hint: ``ddx`` of the
+    rate is the unstable mode's growth rate (1/s); it feeds no contribution."""
+    if not model.step_bounds:
+        return []
+    out = [f"`ifndef {NO_BOUND_STEP}"]
+    for b in model.step_bounds:
+        rate = sched.render(b.rate, VERILOGA)
+        out += [f"        // {b.desc}",
+                f"        $bound_step({format_number(b.fraction)}/max(ddx({rate}, V({b.node})), "
+                f"{format_number(b.floor)}));"]
+    return [*out, "`endif"]
 
 
 def uses_only_va_functions(model: Model) -> bool:
@@ -169,4 +193,4 @@ def uses_only_va_functions(model: Model) -> bool:
                or FUNCTIONS[n.op].veriloga is not None for n in walk(roots))
 
 
-__all__ = ["_render", "render_module", "uses_only_va_functions"]
+__all__ = ["NO_BOUND_STEP", "_render", "render_module", "uses_only_va_functions"]
