@@ -8,7 +8,8 @@ the rendering of commit 61f1ca6 (issue 16's baseline) in a many-cell deck.
    iterations, time points, load time per iteration; also the subcircuit and deck of the
    baseline commit (its own default card).
 2. ``--cells`` cells (default 100) in one OSDI deck, each behind its own 10 kΩ from one
-   source: the current Verilog-A against ``git show 61f1ca6:netlists/veriloga/rram.va``,
+   source: the current Verilog-A against ``git show 61f1ca6:netlists/veriloga/rram.va``
+   and against itself built without its SET-runaway step hint (``-D RRAM_NO_BOUND_STEP``),
    both at their own default cards with the variation offsets (dea, deh, dei, kw, fw)
    drawn per cell from the current default variation, runs alternating ``--repeats``
    times: device-loops/s (median), Newton iterations, load time per iteration.
@@ -120,7 +121,12 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
 
     old_va = workdir / f"rram_{BASELINE}.va"
     old_va.write_text(_show("netlists/veriloga/rram.va"))
-    builds = {BASELINE: models.compile_osdi(old_va), "current": models.osdi_module()}
+    from rram.printers.veriloga_printer import NO_BOUND_STEP
+
+    # "no hint": today's module built without its SET-runaway step hint
+    builds = {BASELINE: models.compile_osdi(old_va),
+              "no hint": models.compile_osdi(models.veriloga_source(), (NO_BOUND_STEP,)),
+              "current": models.osdi_module()}
     offsets = ("dea", "deh", "dei", "kw", "fw")
     cards = corner_cards(default_variation(), n, seed=7, width=1.0)
     cells = [{k: c[k] for k in offsets} for c in cards]
@@ -133,9 +139,10 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
         rate[name] = n / statistics.median(r["wall_s"] for r in rs)
         s = rs[0]
         print(f"  {name:8s} {rate[name]:8.1f} device-loops/s  {s['iterations']:6.0f} Newton "
-              f"iterations, {s['timepoints']:4.0f} time points, load "
+              f"iterations, {s['timepoints']:5.0f} time points, load "
               f"{s['load_s'] / s['iterations'] * 1e6:7.1f} us/iteration", flush=True)
-    print(f"  current/{BASELINE}: {rate['current'] / rate[BASELINE]:.2f}x device-loops/s")
+    print(f"  current/{BASELINE}: {rate['current'] / rate[BASELINE]:.2f}x device-loops/s; "
+          f"current/no hint: {rate['current'] / rate['no hint']:.2f}x")
 
 
 def main() -> None:

