@@ -9,6 +9,8 @@ fails.  The hint changes no equation: the cells switch at the same times.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from rram.netlist import Cell, CellModel, Netlist, Resistor, VSource, deck
@@ -21,7 +23,7 @@ CELLS = 10
 LOOP = ((0.0, 0.0), (2e-3, 2.0), (4e-3, 0.0), (6e-3, -2.0), (8e-3, 0.0))
 
 
-def _run(module: str, osdi) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _run(module: str, osdi: Path) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     cards = corner_cards(default_variation(), CELLS, seed=7, width=1.0)
     elements = [VSource("bl", "bl", "0", pwl=LOOP)]
     for i, card in enumerate(cards):

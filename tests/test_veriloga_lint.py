@@ -36,10 +36,10 @@ FORBIDDEN = {
 STEP_HINT = re.compile(rf"`ifndef {NO_BOUND_STEP}\n(.*?)`endif\n", re.S)
 
 
-def code(text: str | None = None) -> str:
+def code() -> str:
     """The module without comments and strings (the rules apply to code), and without
     its step hint (checked by :func:`test_the_step_hint_is_one_bound_per_runaway`)."""
-    text = STEP_HINT.sub("", VA.read_text() if text is None else text)
+    text = STEP_HINT.sub("", VA.read_text())
     text = re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r'"[^"\n]*"', '""', text)
