@@ -1,7 +1,7 @@
 """Where a DC loop's step attempts go: the integrator's work per window of the loop.
 
 The default study's loop (default card, compliance circuit, 0 → 2 V → 0 → −2 V → 0 at
-1 kV/s, 100 µA), one device, each engine.  The loop is cut into windows by running it
+1 kV/s, 100 µA), one device.  The loop is cut into windows by running it
 again up to each window's end (a stop current, or the stimulus cut at a time) and taking
 differences of the integrator's counters:
 
@@ -15,7 +15,7 @@ window's share of the loop's step attempts.  Cutting the stimulus adds a breakpo
 the cut (one shortened step and a restart at first order), so a window's counts are good
 to a few steps.  Issue #16 asks for ≈ 120–150 attempts per loop.
 
-    python benchmarks/bench_steps.py [--engines device soa]
+    python benchmarks/bench_steps.py
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def truncated(st, t_end: float):
                     st.phases[:k], np.array([0.0, t_end]), st.v_gate)
 
 
-def counters(engine: str) -> list[tuple[str, np.ndarray]]:
+def counters() -> list[tuple[str, np.ndarray]]:
     """(window end, cumulative counters [steps, rejected, residuals, Jacobians])."""
-    from rram.engine.run import Options, simulate
+    from rram.engine.run import simulate
     from rram.engine.stimulus import dc_loops
     from rram.mc import MonteCarlo
     from rram.status import Stat
@@ -45,11 +45,10 @@ def counters(engine: str) -> list[tuple[str, np.ndarray]]:
     proto = MonteCarlo(devices=1, cycles=1, seed=1).protocol
     st = dc_loops(proto.v_set, proto.v_reset, proto.rate)
     icc = float(st.icc[0])
-    opts = Options(engine=engine)
 
     def run(stimulus, stop=None) -> np.ndarray:
         res = simulate(proto.circuit, stimulus, circuit_params=proto.circuit_params,
-                       n_devices=1, options=opts, record=False, stop_current=stop)
+                       n_devices=1, record=False, stop_current=stop)
         s = res.stats[0]
         return np.array([s[Stat.STEPS], s[Stat.REJECTED], s[Stat.NEWTON], s[Stat.JAC]],
                         float)
@@ -64,23 +63,19 @@ def counters(engine: str) -> list[tuple[str, np.ndarray]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--engines", nargs="+", default=["device", "soa"],
-                    choices=["device", "soa"])
-    args = ap.parse_args()
-    for engine in args.engines:
-        rows = counters(engine)
-        total = rows[-1][1]
-        print(f"\n{engine} engine: {total[0] + total[1]:.0f} step attempts per loop "
-              f"({total[0]:.0f} accepted), {total[2]:.0f} residuals, {total[3]:.0f} Jacobians")
-        print(f"{'window':34s} {'steps':>6s} {'rejected':>8s} {'residuals':>9s} "
-              f"{'Jacobians':>9s} {'attempts %':>10s}")
-        prev = np.zeros(4)
-        for label, c in rows:
-            d = c - prev
-            share = 100 * (d[0] + d[1]) / (total[0] + total[1])
-            print(f"{label:34s} {d[0]:6.0f} {d[1]:8.0f} {d[2]:9.0f} {d[3]:9.0f} "
-                  f"{share:10.1f}")
-            prev = c
+    ap.parse_args()
+    rows = counters()
+    total = rows[-1][1]
+    print(f"{total[0] + total[1]:.0f} step attempts per loop ({total[0]:.0f} accepted), "
+          f"{total[2]:.0f} residuals, {total[3]:.0f} Jacobians")
+    print(f"{'window':34s} {'steps':>6s} {'rejected':>8s} {'residuals':>9s} "
+          f"{'Jacobians':>9s} {'attempts %':>10s}")
+    prev = np.zeros(4)
+    for label, c in rows:
+        d = c - prev
+        share = 100 * (d[0] + d[1]) / (total[0] + total[1])
+        print(f"{label:34s} {d[0]:6.0f} {d[1]:8.0f} {d[2]:9.0f} {d[3]:9.0f} {share:10.1f}")
+        prev = c
 
 
 if __name__ == "__main__":

@@ -23,12 +23,6 @@ def render_kernels() -> str:
     return render_module(MODEL, [build_circuit(k) for k in CIRCUIT_KINDS])
 
 
-def render_soa_kernels() -> str:
-    from .printers.soa_printer import render_module
-
-    return render_module([build_circuit(k) for k in CIRCUIT_KINDS])
-
-
 def render_subckt_library() -> str:
     from .printers.spice_printer import render_subckt
 
@@ -132,7 +126,6 @@ def artefacts() -> dict[Path, Callable[[], str]]:
     netlists = REPO_DIR / "netlists"
     out: dict[Path, Callable[[], str]] = {
         PACKAGE_DIR / "_kernels.py": render_kernels,
-        PACKAGE_DIR / "_kernels_soa.py": render_soa_kernels,
         netlists / "ngspice" / "rram.lib": render_subckt_library,
         netlists / "veriloga" / "rram.va": render_veriloga,
         netlists / "README.md": render_netlists_readme,

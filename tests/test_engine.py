@@ -96,9 +96,9 @@ def test_compiled_engines_cache_is_keyed_by_kernels_and_codegen_settings(monkeyp
 
 
 def test_compiled_engines_cache_key_covers_every_module_they_import():
-    """numba re-validates a cached function against its own file only: the lockstep
-    engine inlines the integrator's step control, every engine freezes status codes and
-    event thresholds.  Each package module a compiled module imports must be in the key."""
+    """numba re-validates a cached function against its own file only: the integrator
+    inlines the generated kernels and freezes status codes and event thresholds.  Each
+    package module a compiled module imports must be in the key."""
     import ast
     import importlib
 

@@ -1,17 +1,16 @@
 """Load the compiled engines with a cache keyed by the sources they compile.
 
 numba invalidates a cached function only when *its own* source file changes.  The
-integrator inlines the generated kernels of ``rram/_kernels.py`` (and the lockstep engine
-inlines the integrator's step control, both freeze the status codes and event thresholds
-as constants), so after the model is regenerated, an engine file is edited or a different
-commit is checked out, a plain ``cache=True`` would silently reuse machine code of the old
-equations or the old step rule.  The compiled modules are therefore imported with
-``numba.config.CACHE_DIR`` pointing at a directory named after the sha256 of every source
-they compile or import from (:data:`COMPILED_SOURCES`); the previous setting is restored
-immediately (numba reads it only when a function is decorated).  The key also holds
-numba's code-generation settings (:data:`CODEGEN_DEFAULTS`): a run under
-``NUMBA_ENABLE_PROFILING=1`` (``perf``) or ``NUMBA_OPT=0`` compiles slower code
-(measured: the SoA kernels at 3.6 µs per device instead of 0.6 µs), which must not be
+integrator inlines the generated kernels of ``rram/_kernels.py`` (and freezes the status
+codes and event thresholds as constants), so after the model is regenerated, an engine
+file is edited or a different commit is checked out, a plain ``cache=True`` would
+silently reuse machine code of the old equations or the old step rule.  The compiled
+modules are therefore imported with ``numba.config.CACHE_DIR`` pointing at a directory
+named after the sha256 of every source they compile or import from
+(:data:`COMPILED_SOURCES`); the previous setting is restored immediately (numba reads it
+only when a function is decorated).  The key also holds numba's code-generation settings
+(:data:`CODEGEN_DEFAULTS`): a run under ``NUMBA_ENABLE_PROFILING=1`` (``perf``) or
+``NUMBA_OPT=0`` compiles slower code (measured: 6x slower kernels), which must not be
 what every later run loads.
 """
 
@@ -31,10 +30,10 @@ PACKAGE = Path(__file__).resolve().parent.parent
 #: cache directory (tests check that every package module a compiled module imports is
 #: here).
 COMPILED_SOURCES = tuple(PACKAGE / name for name in (
-    "_kernels.py", "_kernels_soa.py", "vmath.py", "events.py", "status.py", "circuits.py",
-    "engine/dense.py", "engine/integrator.py", "engine/lockstep.py", "array/_condense.py"))
+    "_kernels.py", "events.py", "status.py", "circuits.py", "engine/dense.py",
+    "engine/integrator.py", "array/_condense.py"))
 #: The modules compiled with the keyed cache (what :func:`load_compiled` is given).
-COMPILED = ("rram.engine.integrator", "rram.engine.lockstep", "rram.array._condense")
+COMPILED = ("rram.engine.integrator", "rram.array._condense")
 
 
 #: numba settings that change the machine code of a compiled engine, at their defaults.
@@ -60,9 +59,9 @@ def load_integrator() -> ModuleType:
 
 
 def load_compiled(name: str) -> ModuleType:
-    """Import module ``name`` (the per-device integrator, ``rram.engine.lockstep``, the
-    array's condensation), whose numba functions inline the generated kernels, with the
-    kernel-keyed cache directory (see the module docstring)."""
+    """Import module ``name`` (the integrator, the array's condensation), whose numba
+    functions inline the generated kernels, with the kernel-keyed cache directory (see
+    the module docstring)."""
     if name in sys.modules:
         return sys.modules[name]
     previous = numba.config.CACHE_DIR

@@ -31,8 +31,6 @@ if any(build_circuit(k).unknowns != UNKNOWNS for k in CIRCUIT_KINDS):
 COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
            "width_nm", "temperature_K")
 
-#: Integrators of :class:`Options` ``engine``.
-ENGINES = ("device", "soa")
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
@@ -45,10 +43,6 @@ class Options:
     through their capacitor charge against ``chgtol`` (C), as SPICE does, and converge in
     Newton to ``atol_v`` (V).  Steps are capped at ``hfrac`` of the current stimulus
     segment and at ``hmax`` (s).
-
-    ``engine`` selects the integrator: ``device`` integrates each device on its own
-    (:mod:`rram.engine.integrator`), ``soa`` advances blocks of ``block`` devices in
-    lockstep with the structure-of-arrays kernels (:mod:`rram.engine.lockstep`).
     """
 
     rtol: float = 1e-3
@@ -64,15 +58,6 @@ class Options:
     hmin: float = 1e-18
     max_steps: int = 200_000
     chunk: int = 2048
-    engine: str = "device"
-    #: 16-32 measured fastest (the block's columns stay in the first-level cache)
-    block: int = 32
-
-    def __post_init__(self) -> None:
-        if self.engine not in ENGINES:
-            raise InputError(f"unknown engine {self.engine!r}; valid: {', '.join(ENGINES)}")
-        if self.block < 1:
-            raise InputError(f"block must be >= 1, got {self.block}")
 
     @classmethod
     def tight(cls, **kw) -> Options:
@@ -306,14 +291,9 @@ def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray
         gap_closed = GAP_CLOSED_NM - P[:, PARAMETER_NAMES.index("x0")] / NM
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
-    from .jit import load_compiled, load_integrator  # compiled on first simulation
+    from .jit import load_integrator  # compiled on first simulation
 
-    ig = load_integrator()
-    batch = ig.integrate_batch
-    extra: tuple = ()
-    if opts.engine == "soa":
-        batch = load_compiled("rram.engine.lockstep").integrate_batch_soa
-        extra = (opts.block,)
+    batch = load_integrator().integrate_batch
 
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, N_STATS))
@@ -330,7 +310,7 @@ def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray
               status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
               ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
               ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b], *extra)
+              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b])
     return out_y, status, stats, ev
 
 
