@@ -23,13 +23,12 @@ an ammeter: the engine merges its nets.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 
 from .card import default_card
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, substitute, sym, tanh
-from .model import MODEL, Branch, node_symbol
+from .model import MODEL, Branch, Circuit, node_symbol
 from .netlist import (
     GROUND,
     Behavioural,
@@ -47,22 +46,6 @@ from .params import Card, Parameter
 #: Circuit kinds of the Python engine, in kernel-dispatch order.
 CIRCUIT_KINDS = ("resistor", "compliance", "1t1r")
 SERIES_ELEMENTS = ("resistor", "compliance")
-
-
-@dataclass(frozen=True)
-class Circuit:
-    """A flat circuit: unknown nodes, time inputs, parameter order, branches."""
-
-    name: str
-    unknowns: tuple[str, ...]
-    inputs: tuple[str, ...]
-    parameters: tuple[str, ...]
-    branches: tuple[Branch, ...]
-    device_nodes: dict[str, str]  # device port -> circuit net (an unknown, input or 0)
-    probe: Expr  # current into the device's te port (A)
-
-    def index(self, node: str) -> int:
-        return self.unknowns.index(node)
 
 
 def _p(name, default, unit, desc, lo, hi) -> Parameter:

@@ -168,6 +168,24 @@ class Model:
                      and p.role not in ("smoothing", "guard"))
 
 
+@dataclass(frozen=True)
+class Circuit:
+    """A flat circuit around devices of a model: unknown nodes, time inputs, parameter
+    order, branches (what the numpy printer renders into an engine kernel;
+    :mod:`rram.circuits` builds them)."""
+
+    name: str
+    unknowns: tuple[str, ...]
+    inputs: tuple[str, ...]
+    parameters: tuple[str, ...]
+    branches: tuple[Branch, ...]
+    device_nodes: dict[str, str]  # device port -> circuit net (an unknown, input or 0)
+    probe: Expr  # current into the device's te port (A)
+
+    def index(self, node: str) -> int:
+        return self.unknowns.index(node)
+
+
 def check_symbols(branches, outputs, parameters, nodes) -> None:
     """Every free symbol of the equations is a declared parameter or a node voltage:
     a misspelt name is an error here, never a new free parameter of the targets."""

@@ -32,6 +32,7 @@ from . import names
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
 from .params import Card
+from .printers.format import number
 
 GROUND = "0"
 #: Internal state nodes a frozen cell exposes (tied to ground: state = x0, w0).
@@ -63,14 +64,12 @@ def _check_nets(element) -> None:
 def _number(value: Operand, what: str, *, positive: bool = False,
             nonnegative: bool = False) -> str:
     """The value rendered for a deck; a symbolic value must be bound first."""
-    from .spice import validate  # validate imports nothing of ours but names and format
-
     if isinstance(value, Expr):
         if not value.is_num:
             raise InputError(f"{what} is the symbol expression {value!r}: bind it to a "
                              "number before printing")
         value = value.value
-    return validate.number(value, what, positive=positive, nonnegative=nonnegative)
+    return number(value, what, positive=positive, nonnegative=nonnegative)
 
 
 def _checked(value: Operand, what: str, **kw: bool) -> None:

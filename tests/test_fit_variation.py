@@ -339,7 +339,8 @@ def test_fit_variation_gives_a_drifting_record_its_slow_parts(tmp_path):
 
 @functools.cache
 def _committed_drift():
-    from rram.fit.drift import drift_stats, record_drift, simulated_record
+    from rram.fit.drift import drift_stats
+    from rram.fit.slow import record_drift, simulated_record
 
     card, spec = load_card(TUD_CARD), load_variation(TUD_SPEC)
     data = drift_stats(load_distribution(TUD_DIST))

@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from .. import __version__
-from .array import array
+from .array import margin, read, vmm
+from .array import netlist as array_netlist
+from .array_write import disturb, write_cmd
 from .fit import fit, fit_cycles_cmd, fit_variation_cmd
 from .mc import mc
 from .simulate import card, demo, export, generate, netlist, sweep
@@ -45,6 +47,13 @@ def main() -> None:
     """Filamentary RRAM compact model: simulate, export, vary and calibrate."""
 
 
+@click.group()
+def array() -> None:
+    """Arrays: crossbars, 1S1R and 1T1R with distributed RC wires (rram array CMD --help)."""
+
+
+for _command in (array_netlist, read, vmm, margin, write_cmd, disturb):
+    array.add_command(_command)
 for _command in (card, sweep, demo, export, netlist, mc, generate, fit, fit_variation_cmd,
                  fit_cycles_cmd, array):
     main.add_command(_command)

@@ -1,108 +1,16 @@
-"""``rram array netlist | read | vmm | margin | write | disturb``: crossbar, 1S1R and 1T1R arrays
-with wires."""
+"""``rram array netlist | read | vmm | margin``: reads of crossbar, 1S1R and 1T1R arrays with
+wires (the group is assembled in :mod:`rram.cli`)."""
 
 from __future__ import annotations
-
-import functools
-from collections.abc import Callable
-from typing import Any
 
 import click
 
 from ..errors import InputError
-from .common import InputPath, OutputPath, command_guard, echo_err, finite, load_card
-
-_SPEC_OPTIONS: list[Callable] = [
-    click.option("--topology", type=click.Choice(["1r", "1s1r", "1t1r"]), default="1r",
-                 show_default=True, help="Passive crossbar, selector + RRAM, or 1T1R."),
-    click.option("--rows", type=int, default=8, show_default=True),
-    click.option("--cols", type=int, default=8, show_default=True),
-    click.option("--pitch", type=float, default=200e-9, show_default=True, callback=finite,
-                 help="Cell pitch (m)."),
-    click.option("--rho", type=float, default=5e-8, show_default=True, callback=finite,
-                 help="Wire resistivity (Ohm*m), rows and columns."),
-    click.option("--wire-width", type=float, default=50e-9, show_default=True,
-                 callback=finite, help="Wire width (m)."),
-    click.option("--wire-thickness", type=float, default=100e-9, show_default=True,
-                 callback=finite, help="Wire thickness (m)."),
-    click.option("--c-ground", type=float, default=2e-10, show_default=True,
-                 callback=finite, help="Wire capacitance to ground (F/m)."),
-    click.option("--c-couple", type=float, default=1e-10, show_default=True,
-                 callback=finite, help="Coupling capacitance to each neighbour line (F/m)."),
-    click.option("--segments", type=int, default=1, show_default=True,
-                 help="Wire sections per cell pitch."),
-    click.option("--segment-kind", type=click.Choice(["pi", "t", "l"]), default="pi",
-                 show_default=True),
-    click.option("--r-driver", type=float, default=0.0, show_default=True, callback=finite,
-                 help="Row driver resistance (Ohm; 0 = ideal)."),
-    click.option("--r-sense", type=float, default=0.0, show_default=True, callback=finite,
-                 help="Column sense resistance (Ohm; 0 = ideal virtual ground)."),
-    click.option("--selector-i0", type=float, default=1e-9, show_default=True,
-                 callback=finite, help="1S1R selector: I = i0*sinh(V/v0) (A)."),
-    click.option("--selector-v0", type=float, default=0.1, show_default=True,
-                 callback=finite, help="1S1R selector v0 (V)."),
-    click.option("--card", "card_path", type=InputPath(),
-                 help="Model card JSON (default: the built-in card)."),
-    click.option("--variation", default="none", show_default=True,
-                 help="Device-to-device variation: none, default, or a variation spec JSON."),
-    click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
-                 help="Seed of the D2D draws and of a random data pattern."),
-    click.option("--pattern", type=click.Choice(["all-lrs", "all-hrs", "checkerboard",
-                                                 "random"]),
-                 default="random", show_default=True, help="Data pattern (cell states)."),
-]
+from .array_options import CELL, progress_bar, refuse_sidecar, spec_command, spec_options
+from .common import OutputPath, command_guard, echo_err, finite
 
 
-def spec_options(func: Callable) -> Callable:
-    for option in reversed(_SPEC_OPTIONS):
-        func = option(func)
-    return func
-
-
-def _spec(kw: dict[str, Any]):
-    from pathlib import Path
-
-    from ..array.spec import ArraySpec, Metal, Selector
-    from ..variation import default_variation, load_variation
-
-    name = kw["variation"]
-    if name == "none":
-        variation = None
-    elif name == "default":
-        variation = default_variation()
-    elif Path(name).is_file():
-        variation = load_variation(name)
-    else:
-        raise InputError(f"--variation {name!r}: give none, default or an existing file")
-    metal = Metal(kw["rho"], kw["wire_width"], kw["wire_thickness"], kw["c_ground"],
-                  kw["c_couple"])
-    return ArraySpec(kw["topology"], kw["rows"], kw["cols"], kw["pitch"], metal, metal, metal,
-                     kw["segments"], kw["segment_kind"], kw["r_driver"], kw["r_sense"],
-                     Selector(kw["selector_i0"], kw["selector_v0"]),
-                     card=load_card(kw["card_path"]), variation=variation, seed=kw["seed"])
-
-
-def _states(spec, kw):
-    from ..array.cells import named_pattern, pattern_states
-
-    return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]))
-
-
-def _spec_command(func: Callable) -> Callable:
-    @functools.wraps(func)
-    def wrapper(**kw: Any) -> Any:
-        spec = _spec(kw)
-        return func(spec, _states(spec, kw), **kw)
-
-    return wrapper
-
-
-@click.group()
-def array() -> None:
-    """Arrays: crossbars, 1S1R and 1T1R with distributed RC wires (rram array CMD --help)."""
-
-
-@array.command()
+@click.command()
 @spec_options
 @click.option("--v-read", type=float, default=0.2, show_default=True, callback=finite,
               help="Row voltage (V).")
@@ -115,7 +23,7 @@ def array() -> None:
               help="The .osdi file the deck loads [default: compile it into the cache].")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
-@_spec_command
+@spec_command
 def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> None:
     """Write the operating-point deck of an array read (run it with ngspice -b)."""
     from ..array.build import build
@@ -130,7 +38,7 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
              f"{model_kind} cells)")
 
 
-@array.command()
+@click.command()
 @spec_options
 @click.option("--v-read", type=float, default=0.2, show_default=True, callback=finite,
               help="Row voltage (V).")
@@ -159,7 +67,7 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
 @click.option("--t-dielectric", type=float, default=100e-9, show_default=True,
               callback=finite, help="Dielectric thickness to the substrate (m), with --heat.")
 @command_guard
-@_spec_command
+@spec_command
 def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat, beta,
          k_dielectric, t_dielectric, **kw) -> None:
     """Nonlinear DC read of every cell at once: IR drop, cell voltages, column currents,
@@ -174,7 +82,7 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
     if not em_limit > 0:
         raise InputError(f"--em-limit {em_limit:g}: valid is > 0 A per um of width")
     limit = EmLimit(em_limit * 1e6, j_max)  # A/um -> A/m
-    _refuse_sidecar("--em-out", em_out, kw)
+    refuse_sidecar("--em-out", em_out, kw)
     if heat:
         h = heated_read(spec, v_read, states, WireHeating(beta, k_dielectric, t_dielectric),
                         v_gates=v_gate)
@@ -211,7 +119,7 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
                         em=wires.cell_map(spec))
 
 
-@array.command()
+@click.command()
 @spec_options
 @click.option("--vectors", type=click.IntRange(1, 10**5), default=10, show_default=True,
               help="Random input vectors (uniform in [0, v-max] per row).")
@@ -232,7 +140,7 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
 @click.option("--plot", type=OutputPath(), default=None,
               help="Per-column error and (with --samples) the error distribution (.png).")
 @command_guard
-@_spec_command
+@spec_command
 def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot, seed,
         **_) -> None:
     """Vector-matrix products through a 1R crossbar against the target product of the
@@ -280,39 +188,11 @@ def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot
         vmm_accuracy_plot(a, study, plot, f"{spec.rows}x{spec.cols} 1R crossbar")
 
 
-def _cell_option(*words: str) -> Callable:
-    """A ``--cell`` callback: ROW,COL (every command that selects a cell spells it so),
-    or one of ``words``."""
-    def parse(ctx: click.Context, param: click.Parameter,
-              value: str | None) -> str | tuple[int, int] | None:
-        if value is None or value in words:
-            return value
-        try:
-            i, j = (int(x) for x in value.split(","))
-        except ValueError:
-            raise click.BadParameter(f"{value!r}: give ROW,COL"
-                                     + "".join(f", {w}" for w in words[:-1])
-                                     + (f" or {words[-1]}" if words else "")) from None
-        return (i, j)
-
-    return parse
-
-
-_cell = _cell_option("corner", "worst")
-
-
-def _bar(what: str, total: int | None = None):
-    """A progress bar on standard error (shown on a terminal only)."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="read", desc=what, disable=None, leave=False)
-
-
-@array.command()
+@click.command()
 @spec_options
 @click.option("--v-read", type=float, default=0.4, show_default=True, callback=finite,
               help="Selected row voltage (V); the other lines sit at half of it.")
-@click.option("--cell", default="corner", show_default=True, callback=_cell,
+@click.option("--cell", default="corner", show_default=True, callback=CELL,
               help="The read cell: ROW,COL, corner (0, cols-1) or worst (the smallest "
                    "all-LRS margin of every cell; two reads per cell).")
 @click.option("--search", is_flag=True,
@@ -327,7 +207,7 @@ def _bar(what: str, total: int | None = None):
               help="The worst patterns (.csv, with a .json provenance sidecar): row, col, "
                    "on_lrs, off_lrs.")
 @command_guard
-@_spec_command
+@spec_command
 def margin(spec, states, v_read, cell, search, objective, random_starts, out, seed, **kw
            ) -> None:
     """Read margin under V/2: the far corner cell with every other cell in the LRS, or
@@ -336,11 +216,11 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
 
     if out and not search:
         raise InputError("--out writes the searched patterns: give --search too")
-    _refuse_sidecar("--out", out, kw)
+    refuse_sidecar("--out", out, kw)
     if cell == "worst":
         from ..array.worst import worst_cell
 
-        with _bar("screening cells", 2 * spec.n_cells) as bar:
+        with progress_bar("screening cells", 2 * spec.n_cells) as bar:
             cell, _ = worst_cell(spec, v_read, lambda: bar.update(2))
     elif cell == "corner":
         cell = None
@@ -351,7 +231,7 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
         return
     from ..array.worst import worst_pattern
 
-    with _bar("worst pattern") as bar:
+    with progress_bar("worst pattern") as bar:
         w = worst_pattern(spec, v_read, cell, objective, random_starts, seed,
                           progress=bar.update)
     standard = ", ".join(f"{k} {v:.4f}" for k, v in w.standard.items())
@@ -377,21 +257,3 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
             spec, command="array margin --search", v_read_V=v_read, cell=list(w.cell),
             objective=objective, margin=w.margin, i_on_A=w.i_on, i_off_A=w.i_off,
             standard_margins=w.standard, reads=w.reads))
-
-
-def _refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
-    """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
-    from pathlib import Path
-
-    from ..array.tables import sidecar
-    from .common import refuse_inputs
-
-    if out:
-        inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
-                                                ("--variation", "variation"))
-                  if kw.get(k) and kw[k] not in ("none", "default")]
-        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs)
-
-
-# the write and disturb commands register themselves on the group
-from . import array_write  # noqa: E402,F401

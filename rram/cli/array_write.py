@@ -9,11 +9,11 @@ from typing import Any
 import click
 
 from ..errors import InputError
-from .array import _cell_option, _refuse_sidecar, _spec_command, array, spec_options
+from .array_options import cell_option, refuse_sidecar, spec_command, spec_options
 from .common import OutputPath, command_guard, echo_err, finite
 
 _WRITE_OPTIONS: list[Callable] = [
-    click.option("--cell", default=None, callback=_cell_option(),
+    click.option("--cell", default=None, callback=cell_option(),
                  help="Selected cell ROW,COL [default: the middle cell]."),
     click.option("--scheme", type=click.Choice(["v/2", "v/3", "float"]), default="v/2",
                  show_default=True,
@@ -54,7 +54,7 @@ def _refuse_outputs(kw: dict[str, Any], out: str | None, plot: str | None) -> No
     for name, path in (("--out", out), ("--plot", plot)):
         if path:
             refuse_inputs(name, Path(path), inputs)
-    _refuse_sidecar("--out", out, kw)
+    refuse_sidecar("--out", out, kw)
 
 
 def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
@@ -90,7 +90,7 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
     return result
 
 
-@array.command("write")
+@click.command("write")
 @spec_options
 @write_options
 @click.option("--count", type=click.IntRange(1, 10**6), default=10, show_default=True,
@@ -99,7 +99,7 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
               help="Per-pulse table (.csv): pulse, r_selected_ohm, half_selected_min/"
                    "median/max (|R/R0 - 1|), with its provenance in <out>.json.")
 @command_guard
-@_spec_command
+@spec_command
 def write_cmd(spec, states, count, out, **kw) -> None:
     """Quasi-static pulse train on one cell: every cell's state advances with the model's
     kinetics between array solves (1r and 1s1r arrays)."""
@@ -111,7 +111,7 @@ def write_cmd(spec, states, count, out, **kw) -> None:
                       provenance(spec, result, kw["pattern"], "array write"))
 
 
-@array.command()
+@click.command()
 @spec_options
 @write_options
 @click.option("--count", type=click.IntRange(1, 10**6), default=100, show_default=True,
@@ -127,7 +127,7 @@ def write_cmd(spec, states, count, out, **kw) -> None:
 @click.option("--sizes", type=str, default=None,
               help="Square array sizes for --budget, comma-separated (e.g. 4,8,16).")
 @command_guard
-@_spec_command
+@spec_command
 def disturb(spec, states, count, out, plot, budget, sizes, **kw) -> None:
     """Half-select disturb: the resistance change of every cell after COUNT write pulses
     on one cell; with --budget, the largest array within a disturb budget."""

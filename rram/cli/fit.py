@@ -184,17 +184,9 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
     in the proportion of the data's between- and within-device variance; with --nested
     (many devices, many cycles each) the two are fitted apart."""
     from ..fit.data import load_distribution, sha256_of
-    from ..fit.drift import (
-        drift_lines,
-        drift_plot,
-        drift_stats,
-        match_slow_shares,
-        memory_lines,
-        record_drift,
-        simulated_record,
-        slow_parts,
-    )
+    from ..fit.drift import drift_lines, drift_plot, drift_stats, slow_parts
     from ..fit.report import overlay_cdfs
+    from ..fit.slow import match_slow_shares, memory_lines, record_drift, simulated_record
     from ..fit.variation import (
         choose_carriers,
         fit_variation,

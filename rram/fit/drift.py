@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +32,7 @@ import pandas as pd
 from scipy.stats import ks_2samp, spearmanr
 
 from ..variation import MAX_MEMORY, VariationSpec
-from .target import LOG_METRICS, METRICS, metric_rows
+from .target import LOG_METRICS, metric_rows, simulated_rows
 
 #: Two-sample KS coefficient of the 95 % level (asymptotic).
 KS_95 = 1.358
@@ -82,15 +81,6 @@ def _halves(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         early.append(dev["value"].to_numpy(float)[:half])
         late.append(dev["value"].to_numpy(float)[half:])
     return np.concatenate([[], *early]), np.concatenate([[], *late])
-
-
-def simulated_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The metrics of a Monte Carlo frame (one row per device and cycle) as
-    :func:`rram.fit.target.metric_rows` gives a measured table's."""
-    return {m: pd.DataFrame({"device": frame["device"].to_numpy(),
-                             "cycle": frame["cycle"].to_numpy(int),
-                             "value": frame[m].to_numpy(float)})
-            for m in METRICS if m in frame.columns}
 
 
 def drift_stats(frame: pd.DataFrame | dict[str, pd.DataFrame]) -> dict[str, dict[str, float]]:
@@ -199,125 +189,6 @@ def with_slow(spec: VariationSpec, parts: dict[str, tuple[float, float]]) -> Var
                 if share >= MIN_SHARE else dataclasses.replace(v, slow=0.0, memory=0.0)
         out.append(v)
     return VariationSpec(tuple(out), spec.mode)
-
-
-#: Devices of the simulated record :func:`model_drift_stats` measures.  The slow shares
-#: are matched to its lag-1 correlations: with 4 devices they matched the fit's seed
-#: (V_set 0.53) and other seeds gave 0.40-0.42 against the measured 0.52.
-MODEL_DEVICES = 16
-
-
-def simulated_record(card, spec: VariationSpec, protocol, cycles: int, seed: int
-                     ) -> pd.DataFrame:
-    """:data:`MODEL_DEVICES` simulated devices of ``cycles`` cycles each (the measured
-    record's length) under ``protocol``: the Monte Carlo frame."""
-    from .variation import simulate_metrics
-
-    return simulate_metrics(card, spec, protocol, devices=MODEL_DEVICES,
-                            cycles=max(int(cycles), 4), seed=seed)
-
-
-def record_drift(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """:func:`drift_stats` of a simulated record: the lag-1 correlation pooled over
-    devices, the halves' KS distance the median over devices."""
-    # The lag-1 correlation pooled over devices, as a measured table's; the halves one
-    # device at a time, as a measured record is: pooled, devices that drift apart would
-    # hide each other's drift
-    pooled = drift_stats(simulated_rows(frame))
-    per_device = [drift_stats(simulated_rows(dev)) for _, dev in frame.groupby("device")]
-    with warnings.catch_warnings():  # a record too short for halves: NaN, said so
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return {m: {**pooled[m],
-                    **{k: float(np.nanmedian([d[m][k] for d in per_device]))
-                       for k in ("ks_halves", "ks_bound")},
-                    "drifts": bool(np.median([d[m]["drifts"] for d in per_device]) >= 0.5)}
-                for m in pooled}
-
-
-def model_drift_stats(card, spec: VariationSpec, protocol, cycles: int, seed: int
-                      ) -> dict[str, dict[str, float]]:
-    return record_drift(simulated_record(card, spec, protocol, cycles, seed))
-
-
-#: Regula falsi steps of :func:`match_slow_shares`, and the smallest lag-1 correlation
-#: (data or model) it matches: below, a carrier gets no slow part.
-SHARE_STEPS, RHO_MIN = 5, 0.05
-
-
-def _with_shares(spec: VariationSpec, shares: dict[str, float]) -> VariationSpec:
-    """``spec`` with new slow shares, each entry keeping its memory."""
-    memory = {v.parameter: v.memory for v in spec.of_kind("c2c")}
-    return with_slow(spec, {p: (s, memory[p]) for p, s in shares.items() if p in memory})
-
-
-def match_slow_shares(card, spec: VariationSpec, carriers: dict[str, str], data: dict,
-                      protocol, cycles: int, seed: int) -> VariationSpec:
-    """``spec`` with each slow share set so that the simulated record's lag-1
-    correlation of the metric its carrier serves is the data's.  A carrier makes only
-    part of its metric's variance, and the metric's correlation is not linear in the
-    share, so each share is found by regula falsi (Illinois) on [0, :data:`MAX_SHARE`]
-    (lag-1 0 at share 0, or with the spec's configurations what they alone give; a
-    carrier whose metric they make as persistent as measured gets no slow part), all
-    carriers at once, :data:`SHARE_STEPS` simulated records of
-    ``cycles`` cycles, the measured record's length (a slow part's share of a record's
-    variance grows with its length).  A carrier whose metric (measured, or simulated at
-    the largest share) correlates below :data:`RHO_MIN` gets no slow part."""
-    served = {p: m for m, p in carriers.items() if m in data and any(
-        v.parameter == p and v.slow for v in spec.variations)
-        and data[m]["lag1"] > RHO_MIN}
-    spec = _with_shares(spec, {p: 0.0 for m, p in carriers.items() if p not in served})
-    if not served:
-        return spec
-    target = {p: data[m]["lag1"] for p, m in served.items()}
-    top = _with_shares(spec, {p: MAX_SHARE for p in served})
-    rho = model_drift_stats(card, top, protocol, cycles, seed)
-    served = {p: m for p, m in served.items() if rho[m]["lag1"] > RHO_MIN}
-    # brackets (share, lag-1 minus the target): below at share 0 (lag-1 0, or what the
-    # spec's configurations alone give it), above at the largest
-    floor = dict.fromkeys(served, 0.0)
-    if spec.mode is not None and served:
-        bare = model_drift_stats(card, _with_shares(spec, dict.fromkeys(served, 0.0)),
-                                 protocol, cycles, seed)
-        floor = {p: bare[m]["lag1"] for p, m in served.items()}
-        spec = _with_shares(spec, {p: 0.0 for p in served if floor[p] >= target[p]})
-        served = {p: m for p, m in served.items() if floor[p] < target[p]}
-    if not served:
-        return spec
-    lo = {p: [0.0, floor[p] - target[p]] for p in served}
-    hi = {p: [MAX_SHARE, rho[m]["lag1"] - target[p]] for p, m in served.items()}
-    last = dict.fromkeys(served, "")
-    shares = {p: MAX_SHARE for p in served}
-    for _ in range(SHARE_STEPS):
-        for p in served:
-            (s0, f0), (s1, f1) = lo[p], hi[p]
-            shares[p] = MAX_SHARE if f1 <= 0 else s0 - f0 * (s1 - s0) / (f1 - f0)
-        rho = model_drift_stats(card, _with_shares(spec, shares), protocol, cycles, seed)
-        for p, m in served.items():
-            if shares[p] >= MAX_SHARE or not math.isfinite(rho[m]["lag1"]):
-                continue
-            side = "lo" if rho[m]["lag1"] < target[p] else "hi"
-            kept = hi if side == "lo" else lo
-            if last[p] == side:  # Illinois: the end kept twice weighs half
-                kept[p][1] /= 2
-            (lo if side == "lo" else hi)[p] = [shares[p], rho[m]["lag1"] - target[p]]
-            last[p] = side
-    return _with_shares(spec, shares)
-
-
-def memory_lines(parts: dict[str, tuple[float, float]], data: dict, model: dict
-                 ) -> list[str]:
-    """The slow parts given to the carriers, and the drift of data and model."""
-    lines = ["slow C2C parts: " + (", ".join(f"{p} {100 * s:.0f} % over {m:.0f} cycles"
-                                             for p, (s, m) in parts.items() if s > 0)
-                                   or "none (no serial correlation)")]
-    lines.append(f"drift, data | model (median of {MODEL_DEVICES} devices of "
-                 f"{next(iter(model.values()))['n'] // MODEL_DEVICES} cycles): "
-                 "lag-1 ρ, KS halves")
-    for m, d in data.items():
-        if m in model:
-            lines.append(f"  {m:10s} {d['lag1']:+.2f} {d['ks_halves']:.2f} | "
-                         f"{model[m]['lag1']:+.2f} {model[m]['ks_halves']:.2f}")
-    return lines
 
 
 def drift_lines(stats: dict[str, dict[str, float]]) -> list[str]:

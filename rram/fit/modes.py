@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .drift import simulated_rows
-from .target import LOG_METRICS, resolution, robust_sigma
+from .target import LOG_METRICS, resolution, robust_sigma, simulated_rows
 
 #: Ashman's D above which two components are separate modes (a mixture of two equal
 #: normals is bimodal for D > 2).

@@ -201,6 +201,15 @@ def metric_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
+def simulated_rows(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The metrics of a Monte Carlo frame (one row per device and cycle) as
+    :func:`rram.fit.target.metric_rows` gives a measured table's."""
+    return {m: pd.DataFrame({"device": frame["device"].to_numpy(),
+                             "cycle": frame["cycle"].to_numpy(int),
+                             "value": frame[m].to_numpy(float)})
+            for m in METRICS if m in frame.columns}
+
+
 def _data_ranks(lrs: pd.DataFrame, hrs: pd.DataFrame, skip: tuple[str, ...]
                 ) -> tuple[tuple[str, float], ...]:
     """The measured rank correlations, each pair on one row (see :data:`RANK_PAIRS`)."""

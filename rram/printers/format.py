@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+from typing import Any
+
+from ..errors import InputError
 
 
 def format_number(value: float) -> str:
@@ -28,3 +31,26 @@ def wrap_spice(head: str, items: list[str], width: int = 100) -> list[str]:
         cur += " " + item
     lines.append(cur)
     return lines
+
+
+def number(value: Any, what: str, *, positive: bool = False, nonnegative: bool = False) -> str:
+    """A finite number, checked and rendered for a deck (:class:`~rram.errors.InputError`
+    naming ``what`` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            import numpy as np
+
+            if isinstance(value, np.generic) and np.isreal(value):
+                value = float(value)
+            else:
+                raise TypeError
+        except (TypeError, ImportError):
+            raise InputError(f"{what} must be a number, got {value!r}") from None
+    value = float(value)
+    if not math.isfinite(value):
+        raise InputError(f"{what} must be finite, got {value!r}")
+    if positive and value <= 0:
+        raise InputError(f"{what} must be > 0, got {value:g}")
+    if nonnegative and value < 0:
+        raise InputError(f"{what} must be >= 0, got {value:g}")
+    return format_number(value)

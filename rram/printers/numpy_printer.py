@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..circuits import Circuit
 from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, add, diff, exp_clip_shared, sub
-from ..model import Model, node_symbol
+from ..model import Circuit, Model, node_symbol
 from .base import Dialect, Schedule
 
 NUMPY = Dialect("numpy", number=lambda v: repr(float(v)), symbol=lambda s: s)

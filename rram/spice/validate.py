@@ -8,7 +8,6 @@ naming the input.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 from .. import names
 from ..errors import InputError
-from ..printers.format import format_number
+from ..printers.format import format_number, number
 
 IDENTIFIER = names.IDENTIFIER
 #: Words that must never appear as names in a deck (control and shell access); a subset
@@ -39,28 +38,6 @@ def identifier(value: Any, what: str,
     if problem:
         raise InputError(f"{what} {value!r} {problem}")
     return value
-
-
-def number(value: Any, what: str, *, positive: bool = False, nonnegative: bool = False) -> str:
-    """A finite number, rendered for the deck."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            import numpy as np
-
-            if isinstance(value, np.generic) and np.isreal(value):
-                value = float(value)
-            else:
-                raise TypeError
-        except (TypeError, ImportError):
-            raise InputError(f"{what} must be a number, got {value!r}") from None
-    value = float(value)
-    if not math.isfinite(value):
-        raise InputError(f"{what} must be finite, got {value!r}")
-    if positive and value <= 0:
-        raise InputError(f"{what} must be > 0, got {value:g}")
-    if nonnegative and value < 0:
-        raise InputError(f"{what} must be >= 0, got {value:g}")
-    return format_number(value)
 
 
 def path(value: Any, what: str) -> str:

@@ -1,0 +1,139 @@
+"""What the ``rram array`` commands share: the array's options (geometry, wires, cells,
+variation, data pattern), the spec they build, the cell selector and the sidecar check."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import InputError
+from .common import InputPath, finite, load_card
+
+_SPEC_OPTIONS: list[Callable] = [
+    click.option("--topology", type=click.Choice(["1r", "1s1r", "1t1r"]), default="1r",
+                 show_default=True, help="Passive crossbar, selector + RRAM, or 1T1R."),
+    click.option("--rows", type=int, default=8, show_default=True),
+    click.option("--cols", type=int, default=8, show_default=True),
+    click.option("--pitch", type=float, default=200e-9, show_default=True, callback=finite,
+                 help="Cell pitch (m)."),
+    click.option("--rho", type=float, default=5e-8, show_default=True, callback=finite,
+                 help="Wire resistivity (Ohm*m), rows and columns."),
+    click.option("--wire-width", type=float, default=50e-9, show_default=True,
+                 callback=finite, help="Wire width (m)."),
+    click.option("--wire-thickness", type=float, default=100e-9, show_default=True,
+                 callback=finite, help="Wire thickness (m)."),
+    click.option("--c-ground", type=float, default=2e-10, show_default=True,
+                 callback=finite, help="Wire capacitance to ground (F/m)."),
+    click.option("--c-couple", type=float, default=1e-10, show_default=True,
+                 callback=finite, help="Coupling capacitance to each neighbour line (F/m)."),
+    click.option("--segments", type=int, default=1, show_default=True,
+                 help="Wire sections per cell pitch."),
+    click.option("--segment-kind", type=click.Choice(["pi", "t", "l"]), default="pi",
+                 show_default=True),
+    click.option("--r-driver", type=float, default=0.0, show_default=True, callback=finite,
+                 help="Row driver resistance (Ohm; 0 = ideal)."),
+    click.option("--r-sense", type=float, default=0.0, show_default=True, callback=finite,
+                 help="Column sense resistance (Ohm; 0 = ideal virtual ground)."),
+    click.option("--selector-i0", type=float, default=1e-9, show_default=True,
+                 callback=finite, help="1S1R selector: I = i0*sinh(V/v0) (A)."),
+    click.option("--selector-v0", type=float, default=0.1, show_default=True,
+                 callback=finite, help="1S1R selector v0 (V)."),
+    click.option("--card", "card_path", type=InputPath(),
+                 help="Model card JSON (default: the built-in card)."),
+    click.option("--variation", default="none", show_default=True,
+                 help="Device-to-device variation: none, default, or a variation spec JSON."),
+    click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
+                 help="Seed of the D2D draws and of a random data pattern."),
+    click.option("--pattern", type=click.Choice(["all-lrs", "all-hrs", "checkerboard",
+                                                 "random"]),
+                 default="random", show_default=True, help="Data pattern (cell states)."),
+]
+
+
+def spec_options(func: Callable) -> Callable:
+    for option in reversed(_SPEC_OPTIONS):
+        func = option(func)
+    return func
+
+
+def array_spec(kw: dict[str, Any]):
+    from pathlib import Path
+
+    from ..array.spec import ArraySpec, Metal, Selector
+    from ..variation import default_variation, load_variation
+
+    name = kw["variation"]
+    if name == "none":
+        variation = None
+    elif name == "default":
+        variation = default_variation()
+    elif Path(name).is_file():
+        variation = load_variation(name)
+    else:
+        raise InputError(f"--variation {name!r}: give none, default or an existing file")
+    metal = Metal(kw["rho"], kw["wire_width"], kw["wire_thickness"], kw["c_ground"],
+                  kw["c_couple"])
+    return ArraySpec(kw["topology"], kw["rows"], kw["cols"], kw["pitch"], metal, metal, metal,
+                     kw["segments"], kw["segment_kind"], kw["r_driver"], kw["r_sense"],
+                     Selector(kw["selector_i0"], kw["selector_v0"]),
+                     card=load_card(kw["card_path"]), variation=variation, seed=kw["seed"])
+
+
+def _states(spec, kw):
+    from ..array.cells import named_pattern, pattern_states
+
+    return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]))
+
+
+def spec_command(func: Callable) -> Callable:
+    @functools.wraps(func)
+    def wrapper(**kw: Any) -> Any:
+        spec = array_spec(kw)
+        return func(spec, _states(spec, kw), **kw)
+
+    return wrapper
+
+
+def cell_option(*words: str) -> Callable:
+    """A ``--cell`` callback: ROW,COL (every command that selects a cell spells it so),
+    or one of ``words``."""
+    def parse(ctx: click.Context, param: click.Parameter,
+              value: str | None) -> str | tuple[int, int] | None:
+        if value is None or value in words:
+            return value
+        try:
+            i, j = (int(x) for x in value.split(","))
+        except ValueError:
+            raise click.BadParameter(f"{value!r}: give ROW,COL"
+                                     + "".join(f", {w}" for w in words[:-1])
+                                     + (f" or {words[-1]}" if words else "")) from None
+        return (i, j)
+
+    return parse
+
+
+CELL = cell_option("corner", "worst")
+
+
+def progress_bar(what: str, total: int | None = None):
+    """A progress bar on standard error (shown on a terminal only)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="read", desc=what, disable=None, leave=False)
+
+
+def refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
+    """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
+    from pathlib import Path
+
+    from ..array.tables import sidecar
+    from .common import refuse_inputs
+
+    if out:
+        inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
+                                                ("--variation", "variation"))
+                  if kw.get(k) and kw[k] not in ("none", "default")]
+        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs)
