@@ -17,7 +17,7 @@ from numba import njit, prange
 from .._kernels import circuit_eval
 from ..circuits import build_circuit
 from ..engine.dense import NJIT_OPTIONS, lu_factor, lu_solve
-from ..engine.integrator import newton_dc
+from ..engine.newton import newton_dc
 from ..status import Status
 
 #: Unknowns of the resistor-circuit kernel that stay free: the cell's internal nodes

@@ -31,7 +31,7 @@ PACKAGE = Path(__file__).resolve().parent.parent
 #: here).
 COMPILED_SOURCES = tuple(PACKAGE / name for name in (
     "_kernels.py", "events.py", "status.py", "circuits.py", "engine/dense.py",
-    "engine/integrator.py", "array/_condense.py"))
+    "engine/newton.py", "engine/integrator.py", "array/_condense.py"))
 #: The modules compiled with the keyed cache (what :func:`load_compiled` is given).
 COMPILED = ("rram.engine.integrator", "rram.array._condense")
 
