@@ -14,7 +14,7 @@ import pytest
 from rram.card import default_card, load_card
 from rram.fit.cycles import fit_cycles, scatter_sigmas
 from rram.fit.data import IVCurve, load_iv
-from rram.fit.iv import DESCENT_MARGIN, DESCENT_STEPS, fit_loop, loop_rms
+from rram.fit.iv import DESCENT_MARGIN, DESCENT_STEPS, fit_loop
 from rram.fit.loop import (
     MeasuredLoop,
     build_loops,
@@ -23,6 +23,7 @@ from rram.fit.loop import (
     simulate_loop_spice,
     simulate_loops,
 )
+from rram.fit.objective import loop_rms
 from rram.fit.recipe import Recipe, Stage, default_recipe
 
 DATA = Path(__file__).resolve().parents[1] / "fitting" / "data" / "tud_H16248L_M12"

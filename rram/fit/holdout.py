@@ -79,7 +79,7 @@ class Holdout:
 def loop_errors(loops: Sequence[MeasuredLoop], card: Card) -> pd.DataFrame:
     """Per loop: the card's RMS log-current error (decades) and its V_set, V_reset,
     R_LRS and R_HRS errors against the measured ones."""
-    from .iv import loop_rms
+    from .objective import loop_rms
 
     rows = []
     for loop in loops:

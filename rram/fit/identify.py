@@ -10,7 +10,7 @@ parameter is *not identified* when
   determine only a combination of the two).
 
 Such parameters are fixed one at a time, worst first, and the covariance of the others
-is recomputed (:func:`rram.fit.iv.identify_parameters` chooses the value: the model's
+is recomputed (:func:`rram.fit.refit.identify_parameters` chooses the value: the model's
 documented one where the data cannot tell it from the fitted one).  A correlated pair
 loses the member with the larger relative error, so the other keeps carrying the
 combination the data see.

@@ -22,7 +22,7 @@ from ..io import read_text
 from ..model import MODEL
 from .data import check_compliance
 
-#: Point sets a stage can fit (see :func:`rram.fit.iv.point_sets`).
+#: Point sets a stage can fit (see :func:`rram.fit.objective.point_sets`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
 _BY_NAME = {p.name: p for p in PARAMETERS}
 

@@ -1,0 +1,168 @@
+"""The loop fit's objective: residual vectors of many trial cards at once.
+
+The residual of a card is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
+when the stage weighs them, the V_set, V_reset and SET-completion (90 % of the
+compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale`` and a
+penalty on a RESET that opens the gap beyond 0.8·l0 (:func:`gap_penalty`).  The Jacobian
+is a forward difference computed as one batch of cards in the vectorised engine (all
+columns in one call).
+"""
+
+from __future__ import annotations
+
+import math
+
+import lmfit
+import numpy as np
+
+from ..engine.run import Options
+from ..errors import CardError, InputError
+from ..params import Card
+from .loop import (
+    MeasuredLoop,
+    log_residual,
+    set_completion_voltage,
+    simulate_loops,
+    switching_voltages,
+)
+from .recipe import Recipe, Stage
+
+#: Residual of a point the model could not simulate (decades).
+FAILED_RESIDUAL = 3.0
+#: Relative forward-difference step of the Jacobian (of the fitted, maybe log, value).
+JAC_STEP = 1e-3
+
+def point_sets(loop: MeasuredLoop) -> dict[str, np.ndarray]:
+    """Boolean masks of the loop's points: ``hrs`` (SET sweep before V_set, RESET sweep
+    on its way back), ``lrs`` (SET sweep on its way back below 0.9·I_cc, RESET sweep
+    before V_reset), ``reset`` (RESET sweep between V_reset and its peak voltage),
+    ``switching`` (lrs and reset) and ``all``; points at rest (|V| < V_MIN) excluded."""
+    n_set = len(loop.set.time)
+    v, i = loop.voltage, np.abs(loop.current)
+    idx = np.arange(len(v))
+    top_set = int(np.argmax(np.abs(v[:n_set])))
+    top_reset = n_set + int(np.argmax(np.abs(v[n_set:])))
+    v_set, v_reset = switching_voltages(loop, loop.current)
+    if math.isnan(v_set) or math.isnan(v_reset):
+        raise InputError(f"cycle {loop.cycle}: the data show no SET (|I| reaching half the "
+                         "compliance) or no RESET (a 10% fall of |I|): not a switching loop")
+    k_set = int(np.argmax((idx < top_set) & (np.abs(v) >= abs(v_set))))
+    k_reset = n_set + int(np.argmax(np.abs(v[n_set:]) >= abs(v_reset)))
+    rest = loop.mask()
+    hrs = ((idx < k_set) | (idx > top_reset)) & rest
+    lrs = (((idx > top_set) & (idx < n_set) & (i < 0.9 * loop.icc_set))
+           | ((idx >= n_set) & (idx < k_reset))) & rest
+    reset = (idx >= k_reset) & (idx <= top_reset) & rest
+    return {"all": rest, "hrs": hrs, "lrs": lrs, "reset": reset, "switching": lrs | reset}
+
+
+#: The RESET must stop inside the layer: a gap beyond this fraction of ``l0`` at the
+#: loop's end is penalised (the HRS is then the gap at its ceiling, which no
+#: barrier moves: an HRS that cannot vary from cycle to cycle).
+MAX_GAP_FRACTION = 0.8
+
+
+def gap_penalty(gap_nm: float, l0: float) -> float:
+    """0 while the gap the RESET leaves is within MAX_GAP_FRACTION of l0, then one unit
+    per 2 % of l0 beyond (a residual row, like a V_set mismatch of 10 mV)."""
+    if not np.isfinite(gap_nm):
+        return FAILED_RESIDUAL
+    return max(0.0, gap_nm * 1e-9 / l0 - MAX_GAP_FRACTION) / 0.02
+
+
+def loop_rms(loop: MeasuredLoop, current: np.ndarray) -> float:
+    r = log_residual(current, loop.current)[loop.mask()]
+    return float(np.sqrt(np.mean(np.where(np.isfinite(r), r, FAILED_RESIDUAL) ** 2)))
+
+
+class Objective:
+    """Residual vectors of many trial cards at once."""
+
+    def __init__(self, loop: MeasuredLoop, recipe: Recipe, stage: Stage, card: Card,
+                 options: Options | None = None, jac_step: float = JAC_STEP):
+        self.loop, self.recipe, self.stage, self.card = loop, recipe, stage, card
+        self.options = options
+        self.jac_step = jac_step
+        self.mask = point_sets(loop)[stage.points]
+        self.v_data = (*switching_voltages(loop, loop.current),
+                       set_completion_voltage(loop, loop.current))
+        self.names = stage.parameters
+        self.nfev = 0
+
+    def key(self, name: str) -> str:
+        return f"log10_{name}" if name in self.recipe.log_parameters else name
+
+    def card_of(self, x: np.ndarray) -> Card | None:
+        values = {n: (10.0 ** v if n in self.recipe.log_parameters else float(v))
+                  for n, v in zip(self.names, x, strict=True)}
+        if "x0" in values or "l0" in values:  # project onto x0 <= l0 (the gap's range)
+            values["x0"] = min(values.get("x0", self.card["x0"]),
+                               values.get("l0", self.card["l0"]))
+        try:
+            return self.card.replace(**values)
+        except CardError:  # a card constraint (w0 <= wcf, ...): this trial has no model
+            return None
+
+    def residuals(self, xs: list[np.ndarray]) -> np.ndarray:
+        cards = [self.card_of(x) for x in xs]
+        good = [c for c in cards if c is not None]
+        sim = simulate_loops(self.loop, good, self.options) if good else None
+        self.nfev += len(xs)
+        rows, j = [], 0
+        n_pts = int(self.mask.sum())
+        for c in cards:
+            if c is None:
+                rows.append(np.full(n_pts + 4 * (self.stage.voltage_weight > 0),
+                                    FAILED_RESIDUAL))
+                continue
+            cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
+            j += 1
+            r = log_residual(cur, self.loop.current)[self.mask]
+            r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
+            if self.stage.voltage_weight > 0:
+                vm = (v_set, switching_voltages(self.loop, cur)[1],
+                      set_completion_voltage(self.loop, cur)) \
+                    if np.all(np.isfinite(cur)) else (np.nan, np.nan, np.nan)
+                dv = [0.0 if not np.isfinite(d)  # the data do not show it
+                      else (m - d) / self.recipe.voltage_scale if np.isfinite(m)
+                      else 1.0 / self.recipe.voltage_scale
+                      for m, d in zip(vm, self.v_data, strict=True)]
+                r = np.r_[r, self.stage.voltage_weight * np.array(dv),
+                          gap_penalty(gap_end, c["l0"])]
+            rows.append(r)
+        return np.array(rows)
+
+    def vector(self, params: lmfit.Parameters) -> np.ndarray:
+        x = np.array([params[self.key(n)].value for n in self.names])
+        return x
+
+    def residual(self, params: lmfit.Parameters) -> np.ndarray:
+        return self.residuals([self.vector(params)])[0]
+
+    def jacobian(self, params: lmfit.Parameters) -> np.ndarray:
+        x = self.vector(params)
+        trials = [x]
+        steps = []
+        for k, n in enumerate(self.names):
+            p = params[self.key(n)]
+            h = self.jac_step * max(abs(x[k]), 1e-3 if self.key(n) != n else 1e-30)
+            if x[k] + h > p.max:  # step inwards at an upper bound
+                h = -h
+            xk = x.copy()
+            xk[k] += h
+            trials.append(xk)
+            steps.append(h)
+        r = self.residuals(trials)
+        return ((r[1:] - r[0]) / np.array(steps)[:, None]).T
+
+
+def lmfit_parameters(obj: Objective, recipe: Recipe) -> lmfit.Parameters:
+    params = lmfit.Parameters()
+    for n in obj.names:
+        lo, hi = recipe.bounds_of(n)
+        v = obj.card[n]
+        if n in recipe.log_parameters:
+            lo, hi = math.log10(max(lo, 1e-300)), math.log10(hi)
+            v = math.log10(v)
+        params.add(obj.key(n), value=min(max(v, lo), hi), min=lo, max=hi)
+    return params
