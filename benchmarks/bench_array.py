@@ -81,6 +81,7 @@ def spice(n: int) -> dict:
     from rram.array.export import frozen_osdi, render
     from rram.array.solve import operating_point
     from rram.array.spec import ArraySpec
+    from rram.card import default_card
     from rram.spice.ngspice import NgspiceSession
 
     spec = ArraySpec("1r", n, n)
@@ -91,7 +92,7 @@ def spice(n: int) -> dict:
     op = operating_point(c)
     t_native = time.perf_counter() - t0
     session = NgspiceSession.get()
-    path = frozen_osdi()
+    path = frozen_osdi(default_card().model)
     session.load_osdi(path)
     deck = render(c, "osdi", path, in_deck_osdi=False)
     t0 = time.perf_counter()

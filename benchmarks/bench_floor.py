@@ -79,7 +79,7 @@ def python_floor(repeat: int) -> dict:
     import numba
 
     from rram.circuits import CIRCUIT_KINDS
-    from rram.engine.run import PARAMETER_NAMES, Options, simulate
+    from rram.engine.run import Options, simulate
     from rram.engine.stimulus import dc_loops
     from rram.mc import MonteCarlo
     from rram.status import Stat
@@ -98,8 +98,7 @@ def python_floor(repeat: int) -> dict:
         start, end = (run(opts, f * icc).stats[0] for f in (0.01, 0.9))
         rows[label] = {"full": run(opts).stats[0], "set": end - start}
     res = run(Options())
-    card = res.cards[0]
-    p = np.concatenate([[card.values[k] for k in PARAMETER_NAMES], res.circuit_params[0]])
+    p = np.concatenate([res.cards.values[0], res.circuit_params[0]])
     y = res.events["yend"][0, 0].copy()  # the state after the SET ramp
     u = np.array([1.0, 0.0, icc])
     kind = CIRCUIT_KINDS.index(proto.circuit)

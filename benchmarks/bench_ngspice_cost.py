@@ -92,11 +92,12 @@ def per_device(n: int) -> None:
 
 
 def default_decks(workdir: Path) -> None:
+    from rram.model import MODEL
     from rram.spice import decks, models
     from rram.spice.testbench import ModelRef
 
-    refs = {"osdi": ModelRef("osdi", str(models.osdi_module())),
-            "subckt": ModelRef("subckt", str(models.subckt_library()))}
+    refs = {"osdi": ModelRef("osdi", str(models.osdi_module(MODEL))),
+            "subckt": ModelRef("subckt", str(models.subckt_library(MODEL)))}
     texts = {name: decks.build("dc-loop", model=ref).render() for name, ref in refs.items()}
     # the subcircuit as the baseline rendered it (its own card, the same loop)
     old = workdir / BASELINE
@@ -116,6 +117,7 @@ def default_decks(workdir: Path) -> None:
 
 
 def many_cells(n: int, repeats: int, workdir: Path) -> None:
+    from rram.model import MODEL
     from rram.spice import models
     from rram.variation import corner_cards, default_variation
 
@@ -125,8 +127,8 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
 
     # "no hint": today's module built without its SET-runaway step hint
     builds = {BASELINE: models.compile_osdi(old_va),
-              "no hint": models.compile_osdi(models.veriloga_source(), (NO_BOUND_STEP,)),
-              "current": models.osdi_module()}
+              "no hint": models.compile_osdi(models.veriloga_source(MODEL), (NO_BOUND_STEP,)),
+              "current": models.osdi_module(MODEL)}
     offsets = ("dea", "deh", "dei", "kw", "fw")
     cards = corner_cards(default_variation(), n, seed=7, width=1.0)
     cells = [{k: c[k] for k in offsets} for c in cards]

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .constants import NM
 from .engine.static import read_resistance
-from .equations import NM
 from .events import phase_event_times, switching_rule
 from .status import succeeded
 
@@ -63,11 +63,12 @@ def loop_metrics(
     engine itself); otherwise the end states are read by the static solver at ``v_read``.
     """
     ev = res.events
-    rows, states, cards = [], [], []
+    rows, states, devices = [], [], []
+    tambs = res.cards["tamb"]
     for d, st in enumerate(res.stimuli):
         if not succeeded(res.status[d]):
             continue
-        tamb = res.cards[d]["tamb"]
+        tamb = tambs[d]
         phases = np.array(st.phases)
         ev_d = {k: v[d] for k, v in ev.items()}
         for c in np.unique(st.cycles):
@@ -84,7 +85,7 @@ def loop_metrics(
             r_meas = [float(ev["vcell_end"][d, k] / ev["iend"][d, k]) for k in reads[1::3]]
             states.append((ev["gap_end"][d, set_segs[-1]], ev["width_end"][d, set_segs[-1]],
                            ev["gap_end"][d, reset_segs[-1]], ev["width_end"][d, reset_segs[-1]]))
-            cards.append(res.cards[d])
+            devices.append(d)
             rows.append([d, int(c), v_set, v_reset,
                          r_meas[0] if len(r_meas) == 2 else np.nan,
                          r_meas[1] if len(r_meas) == 2 else np.nan,
@@ -97,16 +98,16 @@ def loop_metrics(
     missing = df["r_lrs_ohm"].isna().to_numpy()
     if missing.any():
         s = np.array(states)[missing]
-        sel = [c for c, m in zip(cards, missing, strict=True) if m]
+        sel = res.cards.take(np.asarray(devices)[missing])
         df.loc[missing, "r_lrs_ohm"] = read_resistance(sel, s[:, 0], s[:, 1], v_read)
         df.loc[missing, "r_hrs_ohm"] = read_resistance(sel, s[:, 2], s[:, 3], v_read)
     # resistance before each SET: the previous cycle's HRS, or the initial state's
     first = (df["cycle"] != df["cycle"].shift(1) + 1) | (df["device"] != df["device"].shift(1))
     r_before = df["r_hrs_ohm"].shift(1).to_numpy(copy=True)
     if first.any():
-        init = [cards[k] for k in np.flatnonzero(first)]
-        r_before[first.to_numpy()] = read_resistance(
-            init, [c["x0"] / NM for c in init], [c["w0"] / NM for c in init], v_read)
+        init = res.cards.take(np.asarray(devices)[np.flatnonzero(first)])
+        r_before[first.to_numpy()] = read_resistance(init, init["x0"] / NM, init["w0"] / NM,
+                                                     v_read)
     v_set, v_reset, reason = switching_rule(df["v_set_V"], df["v_reset_V"], r_before,
                                             df["r_lrs_ohm"], df["r_hrs_ohm"])
     df["v_set_V"], df["v_reset_V"], df["reason"] = v_set, v_reset, reason

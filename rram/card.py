@@ -1,9 +1,16 @@
-"""The parameters of the filament model and its default card.
+"""Cards: the values of every parameter of a model, for one device or for many.
 
-Defaults follow the public Stanford–PKU v2.0 Beta parameter set (bcrafton/rram,
+A :class:`Card` is one device's immutable, validated values, read from and written to
+JSON.  A :class:`CardBatch` is many devices' cards as one validated matrix (one row per
+device, the columns of the model's :class:`~rram.model.Layout`): the currency between
+the variation draws, the Monte Carlo, the fit, the arrays and the engines.  A card is a
+batch of one (:meth:`CardBatch.of`).  Both carry their model, so a module handed a card
+never needs the global one.
+
+The default card follows the public Stanford–PKU v2.0 Beta parameter set (bcrafton/rram,
 ``RRAM_v_2_0_Beta.va``) and its "RRAM RC cell" bench where the physics is unchanged.
-Every change is in the parameter's ``desc``, and ``docs/model.md`` (§ "The default card")
-gives the reasons and the figures behind them:
+Every change is in the parameter's ``desc`` (the blocks of :mod:`rram.equations` declare
+them), and ``docs/model.md`` (§ "The default card") gives the reasons and the figures:
 
 * barriers raised for ten-year read immunity in both polarities (``ea``, ``ei``, ``eh``),
   with the barrier-lowering lengths that keep the switching voltages where they were;
@@ -22,170 +29,290 @@ what is an initial state, what is a numerical width.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from .params import Card, Parameter, read_card_file
+import numpy as np
 
-INF = math.inf
-
-# Groups fix the section order of the generated files (CMC style).
-GROUPS = (
-    ("switch", "Switches"),
-    ("instance", "Instance parameters: initial state and per-device variation"),
-    ("geometry", "Geometry"),
-    ("conduction", "Conduction"),
-    ("kinetics", "Ion kinetics"),
-    ("thermal", "Thermal"),
-    ("extrinsic", "Extrinsic elements of the cell"),
-    ("numerics", "Numerical widths and guards"),
-)
+from .errors import CardError, InputError
+from .io import read_text
+from .model import MODEL, Model
+from .params import Parameter, card_values_from_json, check_units
 
 
-def _p(name, default, unit, desc, group, lo=-INF, hi=INF, lo_open=False, hi_open=False,
-       choices=(), kind="model", role="") -> Parameter:
-    return Parameter(name, float(default), unit, desc, group, float(lo), float(hi),
-                     lo_open, hi_open, tuple(float(c) for c in choices), kind, role)
+def _check_known(names: Iterable[str], model: Model) -> None:
+    unknown = sorted(set(names) - set(model.by_name))
+    if unknown:
+        raise CardError(f"unknown parameter(s) {', '.join(unknown)}; valid names: "
+                        + ", ".join(sorted(model.by_name)))
 
 
-PARAMETERS: tuple[Parameter, ...] = (
-    # Switches
-    _p("polarity", 1, "", "+1: SET at positive V(te,be); -1: SET at negative V(te,be)",
-       "switch", choices=(-1, 1)),
-    # Instance: initial state and variation hooks
-    _p("x0", 3.5e-9, "m", "Initial gap (state at t = 0 and DC anchor); x0 = l0 is the "
-       "pristine cell", "instance", 0, 5e-8, kind="instance", role="state"),
-    _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
-       kind="instance", role="state"),
-    _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
-       -1.0, 1.0, kind="instance", role="kinetic"),
-    _p("deh", 0, "eV", "Offset on the ion-hopping barrier eh (variation)", "instance",
-       -0.5, 0.5, kind="instance", role="kinetic"),
-    _p("dei", 0, "eV", "Offset on the ion-release barrier ei (variation)", "instance",
-       -1.0, 1.0, kind="instance", role="kinetic"),
-    _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
-       kind="instance", role="kinetic"),
-    _p("fw", 1, "", "Factor on the lateral-growth field term alphaw (variation of the CF "
-       "surface field)", "instance", 0.05, 20, kind="instance", role="kinetic"),
-    # Geometry
-    _p("l0", 3.5e-9, "m", "Switching-layer thickness (v2.0 L0 3 nm: room for the gap a "
-       "3 V RESET opens)", "geometry", 5e-10, 5e-8),
-    _p("wcf", 30e-9, "m", "Cell (oxide) width: the area of the leakage and a geometric bound "
-       "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, role="bound"),
-    _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
-       1e-11, 5e-9, role="bound"),
-    # Conduction
-    _p("j0", 1e13, "A/m^2", "Hopping current density prefactor of the gap (v2.0 I0)",
-       "conduction", 1e6, 1e18),
-    _p("xt", 0.4e-9, "m", "Hopping-current decay length (v2.0 XT)", "conduction",
-       5e-11, 5e-9),
-    _p("vt", 0.6, "V", "Hopping I-V nonlinearity voltage (v2.0 VT 0.4 V)", "conduction",
-       0.01, 5),
-    _p("rho0", 1.9635e-5, "Ohm*m", "CF resistivity at tamb (v2.0 rou)", "conduction",
-       1e-9, 1e-1),
-    _p("tcr", 1e-3, "1/K", "Temperature coefficient of the CF resistivity (metallic CF)",
-       "conduction", 0, 5e-3),
-    _p("jox", 5e6, "A/m^2", "Leakage current density of the pristine oxide around the CF "
-       "(few traps; the gap's j0 is vacancy-rich)", "conduction", 0, 1e16),
-    # Kinetics
-    _p("a0", 0.25e-9, "m", "Vacancy/ion hopping distance (v2.0 a)", "kinetics", 1e-11, 1e-8,
-       role="kinetic"),
-    _p("f0", 1e13, "Hz", "Attempt frequency (v2.0 f)", "kinetics", 1e9, 1e15,
-       role="kinetic"),
-    _p("ea", 1.65, "eV", "Vacancy-generation barrier of vertical and lateral growth, SET "
-       "(v2.0 0.7: raised for read immunity)", "kinetics", 0.1, 4, role="kinetic"),
-    _p("eh", 1.4, "eV", "O2- hopping barrier across the gap, RESET (v2.0 1.12)", "kinetics",
-       0.1, 4, role="kinetic"),
-    _p("ei", 1.61, "eV", "O2- release barrier at the interface, RESET (v2.0 0.82: raised "
-       "for read immunity in the RESET polarity)", "kinetics", 0.1, 4, role="kinetic"),
-    _p("ri", 1.15, "", "Voltage enhancement factor on ei (v2.0 r 1.5)", "kinetics", 0, 10,
-       role="kinetic"),
-    _p("alpha", 2.46e-9, "m", "Barrier-lowering length of vertical growth in the gap field "
-       "V_g/x (v2.0 0.75 nm: raised with ea)", "kinetics", 0, 1e-8, role="kinetic"),
-    _p("alphah", 0.35e-9, "m", "Barrier-lowering length of ion hopping (v2.0 0.75 nm)",
-       "kinetics", 0, 1e-8, role="kinetic"),
-    _p("alphaw", 1.33e-9, "m", "Barrier-lowering length of lateral growth in the field "
-       "V_body/l0 along the CF", "kinetics", 0, 1e-8, role="kinetic"),
-    _p("zion", 1, "", "Ion charge number (v2.0 Z)", "kinetics", 0.1, 4, role="kinetic"),
-    _p("weff", 2e-9, "m", "Lateral growth step (v2.0 0.5 nm)", "kinetics", 1e-11, 1e-8,
-       role="kinetic"),
-    _p("kwr", 0.25, "", "CF thinning per unit of the gap's opening during RESET",
-       "kinetics", 0, 10, role="kinetic"),
-    _p("vcap", 100, "m/s", "Smooth cap of every ion rate (v2.0 hard cap 100 m/s)",
-       "kinetics", 1e-3, 1e6, role="kinetic"),
-    # Thermal
-    _p("tamb", 300, "K", "Ambient temperature", "thermal", 150, 700),
-    _p("kth", 3200, "K/(W*Ohm)", "Thermal over electrical resistance of the CF body, "
-       "R_th,CF = kth*rho0*(l0 - x)/area (Wiedemann-Franz: 1/(8*L*T) ~ 6e3 for a wire cooled "
-       "at both ends, less for the heat lost into the oxide)", "thermal", 0, 1e6,
-       role="filament"),
-    _p("rthox", 2e9, "K/W", "Thermal resistance of the heat path through the oxide around "
-       "the CF, in parallel with the CF's own", "thermal", 1e3, 1e13, role="kinetic"),
-    _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
-       "thermal", 1e-15, 1e-6, role="kinetic"),
-    # Extrinsic
-    # The CF's constriction at the top electrode, formed anew by each SET: an oxygen
-    # reservoir that oxidises over cycling raises it (the LRS's slow upper mode).
-    _p("rtop", 20, "Ohm", "Top contact resistance, CF to top electrode (v2.0 RC cell R1)",
-       "extrinsic", 1e-3, 1e7, role="filament"),
-    _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",
-       1e-3, 1e7),
-    _p("rshunt", 2e9, "Ohm", "Cell shunt leakage (v2.0 RC cell Rh)", "extrinsic", 1e3, 1e16),
-    _p("cp", 1e-15, "F", "Parasitic capacitance across the cell (v2.0 RC cell C)",
-       "extrinsic", 0, 1e-9),
-    # Numerics
-    _p("vs", 2e-3, "V", "Width of the polarity weights at V = 0", "numerics", 1e-6, 0.1,
-       role="smoothing"),
-    _p("xeps", 0.05e-9, "m", "Regularisation of 1/x in the field terms", "numerics",
-       1e-12, 1e-9, role="smoothing"),
-    _p("lmin", 1e-11, "m", "Soft floor of the CF body length (x -> l0; 0.01 nm keeps the CF's "
-       "conductance in a Newton iterate that reaches l0 within a few siemens)", "numerics",
-       1e-15, 1e-10, role="smoothing"),
-    _p("xbound", 0.002e-9, "m", "Width of the state bounds (windows at 0, l0, wmin, wcf)",
-       "numerics", 1e-13, 5e-10, role="smoothing"),
-    _p("tfloor", 50, "K", "Soft floor of the local temperature (guards Newton iterates)",
-       "numerics", 1, 150, role="guard"),
-    _p("tceil", 4000, "K", "Soft ceiling of the local temperature (guards Newton iterates)",
-       "numerics", 1000, 1e5, role="guard"),
-    _p("xguard", 0.25e-9, "m", "Margin of the soft guards on x and w beyond their ranges "
-       "(guards Newton iterates)", "numerics", 0.1e-9, 1e-9, role="guard"),
-    _p("thold", 1e12, "s", "Anchor time constant of the states to x0, w0: gives the DC "
-       "operating point; 0.03 % of (x - x0) in ten years", "numerics", 1e6, 1e15,
-       role="guard"),
-)
-
-PARAMETER_NAMES = tuple(p.name for p in PARAMETERS)
+def _checked(p: Parameter, value: Any) -> float:
+    problem = p.check(value)
+    if problem:
+        raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
+    return float(value)
 
 
-def _state_within_geometry(values: Mapping[str, float]) -> str | None:
-    if values["x0"] > values["l0"]:
-        return (f"parameter x0: {values['x0']:g} m exceeds l0 = {values['l0']:g} m "
-                "(valid 0 <= x0 <= l0)")
-    if values["w0"] > values["wcf"]:
-        return (f"parameter w0: {values['w0']:g} m exceeds wcf = {values['wcf']:g} m "
-                "(valid w0 <= wcf)")
-    if values["wmin"] >= values["wcf"]:
-        return f"parameter wmin: {values['wmin']:g} m must be below wcf = {values['wcf']:g} m"
-    return None
+def _check_constraints(model: Model, values: Mapping[str, float]) -> None:
+    for rule in model.constraints:
+        if rule.violated(values):
+            raise CardError(rule.text(values))
 
 
-CONSTRAINTS = (_state_within_geometry,)
+@dataclass(frozen=True)
+class Card:
+    """One device's immutable, validated values for every parameter of ``model``.
+
+    Build with :meth:`of` (missing names take their defaults); change with
+    :meth:`replace`.  ``values`` is read-only, in the model's parameter order."""
+
+    model: Model
+    values: Mapping[str, float]
+    name: str = "rram"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, model: Model, values: Mapping[str, Any] | None = None, *,
+           name: str = "rram", meta: Mapping[str, Any] | None = None) -> Card:
+        given = dict(values or {})
+        _check_known(given, model)
+        resolved = {p.name: _checked(p, given.get(p.name, p.default))
+                    for p in model.parameters}
+        _check_constraints(model, resolved)
+        return cls(model, MappingProxyType(resolved), name, MappingProxyType(dict(meta or {})))
+
+    def __reduce__(self):
+        # its read-only mappings pickle as dicts (validated already)
+        return (_card, (self.model, dict(self.values), self.name, dict(self.meta)))
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return self.model.parameters
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise CardError(f"unknown parameter {name!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def parameter(self, name: str) -> Parameter:
+        try:
+            return self.model.by_name[name]
+        except KeyError:
+            raise CardError(f"unknown parameter {name!r}") from None
+
+    def replace(self, **changes: float) -> Card:
+        """A copy with ``changes``; only they are checked (the rest already were)."""
+        _check_known(changes, self.model)
+        merged = dict(self.values)
+        merged.update({n: _checked(self.model.by_name[n], v) for n, v in changes.items()})
+        _check_constraints(self.model, merged)
+        return Card(self.model, MappingProxyType(merged), self.name, self.meta)
+
+    def with_meta(self, **meta: Any) -> Card:
+        merged = dict(self.meta)
+        merged.update(meta)
+        return Card(self.model, self.values, self.name, MappingProxyType(merged))
+
+    @property
+    def row(self) -> np.ndarray:
+        """The values in the model's column order (one row of a card matrix)."""
+        return np.fromiter(self.values.values(), float, len(self.values))
+
+    # Serialisation ---------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": "rram-card/1",
+            "name": self.name,
+            "parameters": {
+                p.name: {"value": self.values[p.name], "unit": p.unit} for p in self.parameters
+            },
+            "meta": dict(self.meta),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the parameter values (not the metadata): the card's identity."""
+        payload = json.dumps({k: repr(v) for k, v in self.values.items()}, sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def default_card() -> Card:
-    """The default card (v2.0 values where physical; see the module docstring)."""
-    return Card.from_values(PARAMETERS, {}, name="rram-default", constraints=CONSTRAINTS)
+def _card(model: Model, values: dict, name: str, meta: dict) -> Card:
+    return Card(model, MappingProxyType(values), name, MappingProxyType(meta))
 
 
-def make_card(values: Mapping[str, Any] | None = None, **kwargs: Any) -> Card:
-    """A card with the given values, the defaults elsewhere; validated."""
+@dataclass(frozen=True, eq=False)
+class CardBatch:
+    """Many devices' cards as one validated matrix: ``values[d]`` is device d's card,
+    its columns those of ``base.model.layout`` (read-only).  ``base`` gives the model,
+    the name and the metadata of every row's :meth:`card`."""
+
+    base: Card
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        v = np.array(self.values, dtype=float, order="C")
+        if v.ndim != 2 or v.shape[1] != len(self.model.parameters):
+            raise InputError(f"a card batch is (devices, {len(self.model.parameters)}), "
+                             f"got {v.shape}")
+        v.setflags(write=False)
+        object.__setattr__(self, "values", v)
+
+    @classmethod
+    def of(cls, cards: Card | Sequence[Card] | CardBatch, n: int | None = None) -> CardBatch:
+        """``cards`` as a batch: a batch as it is, one card for ``n`` devices (default
+        1), or one card per device (each distinct card's row built once)."""
+        if isinstance(cards, CardBatch):
+            out = cards
+        elif isinstance(cards, Card):
+            out = cls(cards, np.broadcast_to(cards.row, (n or 1, len(cards.values))))
+        else:
+            cards = list(cards)
+            if not cards:
+                raise InputError("no cards")
+            model = cards[0].model
+            if any(c.model is not model for c in cards):
+                raise InputError("the cards of one batch must be of one model")
+            rows: dict[int, np.ndarray] = {}
+            values = np.empty((len(cards), len(model.parameters)))
+            for d, c in enumerate(cards):
+                row = rows.get(id(c))
+                if row is None:
+                    row = rows[id(c)] = c.row
+                values[d] = row
+            out = cls(cards[0], values)
+        if n is not None and len(out) != n:
+            raise InputError(f"got {len(out)} cards for {n} devices")
+        return out
+
+    @classmethod
+    def empty(cls, base: Card) -> CardBatch:
+        """No devices (the cards of an array without cells)."""
+        return cls(base, np.zeros((0, len(base.values))))
+
+    @property
+    def model(self) -> Model:
+        return self.base.model
+
+    def __len__(self) -> int:
+        return self.values.shape[0]
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.column(name)
+
+    def column(self, name: str) -> np.ndarray:
+        """The values of parameter ``name`` of every device (read-only)."""
+        try:
+            return self.values[:, self.model.layout.column(name)]
+        except KeyError:
+            raise CardError(f"unknown parameter {name!r}") from None
+
+    def columns(self) -> dict[str, np.ndarray]:
+        return {n: self.values[:, k] for k, n in enumerate(self.model.parameter_names)}
+
+    def with_columns(self, **columns: Any) -> CardBatch:
+        """A copy with the given columns (a number or one value per device), each
+        checked against its parameter's range and the model's constraints checked on
+        every device: the error names the first bad device and its value."""
+        _check_known(columns, self.model)
+        values = np.array(self.values)
+        for name, column in columns.items():
+            p = self.model.by_name[name]
+            col = np.broadcast_to(np.asarray(column, dtype=float), (len(self),))
+            bad = np.flatnonzero(p.violations(col))
+            if bad.size:
+                d = int(bad[0])
+                raise CardError(f"parameter {name} of device {d}: {p.check(float(col[d]))} "
+                                f"(valid range {p.range_text})")
+            values[:, self.model.layout.column(name)] = col
+        out = CardBatch(self.base, values)
+        out._check_constraints()
+        return out
+
+    def _check_constraints(self) -> None:
+        cols = self.columns()
+        for rule in self.model.constraints:
+            bad = np.flatnonzero(np.asarray(rule.violated(cols), bool))
+            if bad.size:
+                d = int(bad[0])
+                raise CardError(f"device {d}: " + rule.text(
+                    {k: float(v[d]) for k, v in cols.items()}))
+
+    def take(self, devices: Sequence[int] | np.ndarray) -> CardBatch:
+        return CardBatch(self.base, self.values[np.asarray(devices, dtype=np.int64)])
+
+    def card(self, d: int) -> Card:
+        """Device ``d``'s card (the base's name and metadata; already validated)."""
+        row = self.values[d]
+        if np.array_equal(row, self.base.row):
+            return self.base
+        values = dict(zip(self.model.parameter_names, row.tolist(), strict=True))
+        return Card(self.model, MappingProxyType(values), self.base.name, self.base.meta)
+
+    def cards(self) -> list[Card]:
+        return [self.card(d) for d in range(len(self))]
+
+
+def formed_state(batch: CardBatch, gap_m: np.ndarray, width_m: np.ndarray,
+                 **columns: Any) -> CardBatch:
+    """``batch`` with ``columns`` (as :meth:`CardBatch.with_columns`) and its initial
+    state (``x0``, ``w0``) at the given gap and width (m), clipped to the state's
+    physical range, the one rule of every caller: the gap within [0, l0], the width
+    within [wmin, wcf] of the new columns (the bounds the kinetics' windows enforce; a
+    state an integrator left a hair beyond one starts on it)."""
+    def col(name: str) -> np.ndarray:
+        return np.asarray(columns[name], float) if name in columns else batch[name]
+
+    x0 = np.clip(gap_m, 0.0, col("l0"))
+    w0 = np.clip(width_m, col("wmin"), col("wcf"))
+    return batch.with_columns(**columns, x0=x0, w0=w0)
+
+
+def formed_card(card: Card, gap_m: float, width_m: float) -> Card:
+    """``card`` with its initial state at the given gap and width (m), by the rule of
+    :func:`formed_state`."""
+    return formed_state(CardBatch.of(card), np.array([gap_m]), np.array([width_m])).card(0)
+
+
+def default_card(model: Model = MODEL) -> Card:
+    """The default card of ``model`` (for the filament model: v2.0 values where
+    physical; see the module docstring)."""
+    return Card.of(model, {}, name="rram-default")
+
+
+def make_card(values: Mapping[str, Any] | None = None, model: Model = MODEL,
+              **kwargs: Any) -> Card:
+    """A card of ``model`` with the given values, the defaults elsewhere; validated."""
     merged = dict(values or {})
     merged.update(kwargs)
-    return Card.from_values(PARAMETERS, merged, name="rram", constraints=CONSTRAINTS)
+    return Card.of(model, merged, name="rram")
 
 
-def load_card(path: str | Path) -> Card:
-    """Read and validate a card JSON file (see :meth:`rram.params.Card.to_json`)."""
-    return read_card_file(path, PARAMETERS, CONSTRAINTS)
+def load_card(path: str | Path, model: Model = MODEL) -> Card:
+    """Read and validate a card JSON file (see :meth:`Card.to_json`)."""
+    path = Path(path)
+    name, values, meta, units = card_values_from_json(read_text(path, "card"), str(path))
+    try:
+        check_units(units, model.parameters)
+        return Card.of(model, values, name=name, meta=meta)
+    except CardError as exc:
+        raise CardError(f"{path}: {exc}") from None
+
+
+__all__ = ["Card", "CardBatch", "default_card", "formed_card", "formed_state", "load_card",
+           "make_card"]

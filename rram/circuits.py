@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 
-from .card import default_card
+from .card import Card, default_card
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, substitute, sym, tanh
-from .model import MODEL, Branch, Circuit, node_symbol
+from .model import Branch, Circuit, Model, node_symbol
 from .netlist import (
     GROUND,
     Behavioural,
@@ -41,7 +41,7 @@ from .netlist import (
     V,
     VSource,
 )
-from .params import Card, Parameter
+from .params import Parameter
 
 #: Circuit kinds of the Python engine, in kernel-dispatch order.
 CIRCUIT_KINDS = ("resistor", "compliance", "1t1r")
@@ -137,23 +137,37 @@ def compile_netlist(name: str, netlist: Netlist, known: Mapping[str, Expr]) -> C
     charges = substitute(substitute([b.charge for b in branches], rename), fixed)
     branches = [Branch(b.name, net(b.p), net(b.n), f, q, b.desc)
                 for b, f, q in zip(branches, flows, charges, strict=True)]
-    internal = tuple(n.name for n in MODEL.nodes)
+    cell = cells[0]
+    model = cell.card.model
+    internal = tuple(n.name for n in model.nodes)
     outer = tuple(dict.fromkeys(net(n) for n in netlist.nets
                                 if net(n) not in known and net(n) != GROUND))
-    cell = cells[0]
     return Circuit(
         name=name,
         unknowns=outer + internal,
         inputs=INPUTS,
-        parameters=MODEL.parameter_names + CIRCUIT_PARAMETER_NAMES,
+        parameters=model.parameter_names + CIRCUIT_PARAMETER_NAMES,
         branches=tuple(branches),
         device_nodes={"te": net(cell.te), "be": net(cell.be)},
         probe=next(b.flow for b in branches if b.name == "br_ctop"),
+        units=("V",) * len(outer) + model.layout.units,
+        states=model.layout.states,
     )
 
 
 @cache
-def build_circuit(kind: str) -> Circuit:
-    """``kind``: ``resistor``, ``compliance`` (series circuits) or ``1t1r``."""
+def build_circuit(kind: str, model: Model) -> Circuit:
+    """The engine's circuit ``kind`` (``resistor``, ``compliance``: series circuits;
+    ``1t1r``) around a cell of ``model``."""
     known = {net: sym(u) for net, u in SOURCES.items()}
-    return compile_netlist(kind.replace("1t1r", "one_t_one_r"), device_netlist(kind), known)
+    return compile_netlist(kind.replace("1t1r", "one_t_one_r"),
+                           device_netlist(kind, card=default_card(model)), known)
+
+
+def kernel_source(model: Model) -> str:
+    """The engine's numba kernels of every circuit kind around a cell of ``model``: the
+    text of ``rram/_kernels.py`` for the default model (:mod:`rram.engine.jit` compiles
+    another model's into its cache)."""
+    from .printers.numpy_printer import render_module
+
+    return render_module(model, [build_circuit(k, model) for k in CIRCUIT_KINDS])

@@ -21,3 +21,6 @@ PI = math.pi
 
 #: Name of each constant in the Verilog-A rendering.
 VERILOGA_NAMES = {"kb_ev": "(`P_K/`P_Q)", "pi": "`M_PI"}
+
+#: Nanometre in metres: the gap and width states are stored in nm (O(1) node values).
+NM = 1e-9

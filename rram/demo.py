@@ -26,9 +26,8 @@ import numpy as np
 
 from . import __version__, phenomena, plots
 from .analysis import loop_metrics
-from .card import default_card
+from .card import Card, default_card
 from .io import output_folder, write_atomic, write_text_atomic
-from .params import Card
 
 
 def _jsonable(x: Any) -> Any:

@@ -1,9 +1,11 @@
-"""The assembled device: ports, internal nodes and branch contributions.
+"""The assembled device: ports, internal nodes and branch contributions, and its layout.
 
 A :class:`Model` is what every printer renders: the same branches become numpy residuals,
 ngspice B-sources and capacitors, and Verilog-A contributions.  Each branch carries a
 static flow ``p → n`` and a charge whose time derivative adds to that flow, which is the
-form all three targets share (``I(br) <+ flow + ddt(charge)``).
+form all three targets share (``I(br) <+ flow + ddt(charge)``).  :func:`assemble` builds
+it from physics blocks (:mod:`rram.equations`): the blocks name the intermediates and
+fill the channels, the device's topology here turns the channels into branches.
 
 State nodes hold the *change* of each state since its initial value, scaled to O(1):
 ``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K).  Zero,
@@ -11,38 +13,56 @@ every simulator's first guess, is therefore the DC operating point at rest, and 
 state's weak anchor ``dstate/thold`` makes it the unique one without ``uic`` (and is
 negligible in any transient; docs/model.md § 5).  Their "currents" are rates (nm/s,
 or K for the thermal node: tauth·dΔT/dt = rth·P − ΔT).
+
+The model owns its :class:`Layout`: the columns of its parameters in a card matrix, its
+nodes (states with the parameter each is measured from) and its auxiliary nodes.  Every
+engine indexes its arrays through a layout, never by position.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 
-from . import equations as eq
-from .card import GROUPS, PARAMETERS
-from .expr import ZERO, Expr, let, substitute, sym
+import numpy as np
+
+from .constants import NM
+from .equations import DEFAULT_BLOCKS, Block
+from .equations.calibration import CALIBRATION, Calibration
+from .equations.scope import AuxNode, Constraint, Output, Scope, V, node_symbol
+from .expr import ZERO, Expr, let, substitute, sym, symbols
 from .params import Parameter
 
 GROUND = "gnd"
 
-
-def node_symbol(node: str) -> str:
-    """IR symbol of a node voltage: ``n_<node>``."""
-    return f"n_{node}"
-
-
-def V(node: str) -> Expr:
-    return sym(node_symbol(node))
+# Groups fix the section order of the generated files (CMC style) and of the parameters.
+GROUPS = (
+    ("switch", "Switches"),
+    ("instance", "Instance parameters: initial state and per-device variation"),
+    ("geometry", "Geometry"),
+    ("conduction", "Conduction"),
+    ("kinetics", "Ion kinetics"),
+    ("thermal", "Thermal"),
+    ("extrinsic", "Extrinsic elements of the cell"),
+    ("numerics", "Numerical widths and guards"),
+)
 
 
 @dataclass(frozen=True)
 class Node:
-    """An internal node: ``unit`` of its value, ``initial`` value (expression of parameters)."""
+    """An internal node: ``unit`` of its value, ``initial`` value (expression of parameters).
+
+    A state node holds the change of a state since the parameter ``anchor`` (its initial
+    value, in SI units), in units of ``scale`` (SI per node unit: 1e-9 for nm)."""
 
     name: str
     discipline: str
     unit: str
     desc: str
     initial: Expr
+    anchor: str = ""
+    scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,23 +75,6 @@ class Branch:
     flow: Expr
     charge: Expr
     desc: str
-
-
-@dataclass(frozen=True)
-class AuxNode:
-    """An intermediate (``let`` name) a SPICE rendering carries on a node of its own.
-
-    The node holds ``value/scale − offset``.  SPICE converges a node voltage to
-    reltol·|v| + vntol: the scale makes vntol (1 µV) a small amount of the quantity, and
-    the offset keeps a node that must converge relatively away from 0 V.  A log-rate
-    crosses 0 (1 m/s) in the SET runaway, where Newton cannot meet vntol while the rates
-    run away; it stays below +100 for any state a simulator accepts, so an offset of 100
-    keeps its node negative, at a tolerance of ~1e-2 or more."""
-
-    name: str
-    unit: str
-    scale: float = 1.0
-    offset: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -97,75 +100,59 @@ class StepBound:
 
 
 @dataclass(frozen=True)
-class Output:
-    """An operating-point output (Verilog-A ``OPP``-style), for monitoring."""
+class Layout:
+    """Where each named quantity sits in an engine's arrays: ``parameters`` are the
+    columns of a parameter matrix (one row per device), ``unknowns`` the unknowns of a
+    system (a circuit's, or the model's internal nodes), ``units`` their units (``V``,
+    ``nm``, ``K``), ``aux`` the SPICE auxiliary nodes."""
 
-    name: str
-    expr: Expr
-    unit: str
-    desc: str
-
-
-@dataclass(frozen=True)
-class CalibrationStage:
-    """One stage of the model's default loop-fitting recipe (:mod:`rram.fit.recipe`):
-    the parameters that carry one feature of a measured loop, the points that show it,
-    the weight of the V_set/V_reset mismatch and the evaluations allowed."""
-
-    name: str
     parameters: tuple[str, ...]
-    points: str
-    voltage_weight: float
-    max_nfev: int
+    unknowns: tuple[str, ...]
+    units: tuple[str, ...]
+    aux: tuple[str, ...] = ()
+    #: state node -> (anchor parameter, SI per node unit)
+    states: tuple[tuple[str, str, float], ...] = ()
 
+    def column(self, name: str) -> int:
+        try:
+            return self._columns[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not a parameter of this layout") from None
 
-@dataclass(frozen=True)
-class Calibration:
-    """How the model is fitted to a DC loop: staged parameters, the ones fitted in log₁₀
-    (they span decades), and bounds tighter than the parameter ranges."""
+    def columns(self, names: Sequence[str]) -> list[int]:
+        return [self.column(n) for n in names]
 
-    stages: tuple[CalibrationStage, ...]
-    log_parameters: tuple[str, ...]
-    bounds: tuple[tuple[str, float, float], ...]
+    def unknown(self, name: str) -> int:
+        try:
+            return self._unknowns[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not an unknown of this layout") from None
 
+    def of_unit(self, unit: str) -> list[int]:
+        """Indices of the unknowns in ``unit``."""
+        return [i for i, u in enumerate(self.units) if u == unit]
 
-@dataclass(frozen=True)
-class Model:
-    name: str
-    ports: tuple[str, ...]
-    nodes: tuple[Node, ...]
-    branches: tuple[Branch, ...]
-    parameters: tuple[Parameter, ...]
-    outputs: tuple[Output, ...]
-    #: Intermediates (``let`` names) a SPICE rendering carries on auxiliary nodes of their
-    #: own, with their units: shared by several branches, so no expression repeats them.
-    aux_nodes: tuple[AuxNode, ...] = ()
-    #: Parameter groups (name, title), in the section order of generated files.
-    groups: tuple[tuple[str, str], ...] = ()
-    #: The default loop-fitting recipe (which parameter carries which feature).
-    calibration: Calibration | None = None
-    #: Step-control hints a Verilog-A rendering gives its simulator (``$bound_step``).
-    step_bounds: tuple[StepBound, ...] = ()
+    def per_unit(self, values: Mapping[str, float]) -> np.ndarray:
+        """One value per unknown, chosen by its unit (``{"V": .., "nm": .., "K": ..}``)."""
+        try:
+            return np.array([values[u] for u in self.units], dtype=float)
+        except KeyError as exc:
+            raise KeyError(f"no value for the unknowns in {exc.args[0]!r}") from None
 
-    @property
-    def node_names(self) -> tuple[str, ...]:
-        return self.ports + tuple(n.name for n in self.nodes)
+    def anchor(self, node: str) -> tuple[str, float]:
+        """(the parameter a state node is measured from, SI per node unit)."""
+        for name, anchor, scale in self.states:
+            if name == node:
+                return anchor, scale
+        raise KeyError(f"{node!r} is not a state node of this layout")
 
-    @property
-    def parameter_names(self) -> tuple[str, ...]:
-        return tuple(p.name for p in self.parameters)
+    @cached_property
+    def _columns(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.parameters)}
 
-    def with_role(self, role: str) -> tuple[str, ...]:
-        """Names of the parameters whose :attr:`~rram.params.Parameter.role` is ``role``."""
-        return tuple(p.name for p in self.parameters if p.role == role)
-
-    @property
-    def fittable(self) -> tuple[str, ...]:
-        """Parameters a calibration may fit: not the variation offsets and factors (the
-        Monte Carlo's hooks), not the numerical widths and guards."""
-        return tuple(p.name for p in self.parameters
-                     if (p.group != "instance" or p.role == "state")
-                     and p.role not in ("smoothing", "guard"))
+    @cached_property
+    def _unknowns(self) -> dict[str, int]:
+        return {n: i for i, n in enumerate(self.unknowns)}
 
 
 @dataclass(frozen=True)
@@ -181,16 +168,95 @@ class Circuit:
     branches: tuple[Branch, ...]
     device_nodes: dict[str, str]  # device port -> circuit net (an unknown, input or 0)
     probe: Expr  # current into the device's te port (A)
+    units: tuple[str, ...] = ()
+    states: tuple[tuple[str, str, float], ...] = ()
 
     def index(self, node: str) -> int:
         return self.unknowns.index(node)
+
+    @cached_property
+    def layout(self) -> Layout:
+        return Layout(self.parameters, self.unknowns, self.units, (), self.states)
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An assembled device (compared by identity: a model is assembled once)."""
+
+    name: str
+    ports: tuple[str, ...]
+    nodes: tuple[Node, ...]
+    branches: tuple[Branch, ...]
+    parameters: tuple[Parameter, ...]
+    outputs: tuple[Output, ...]
+    #: Intermediates (``let`` names) a SPICE rendering carries on auxiliary nodes of their
+    #: own, with their units: shared by several branches, so no expression repeats them.
+    aux_nodes: tuple[AuxNode, ...] = ()
+    #: Parameter groups (name, title), in the section order of generated files.
+    groups: tuple[tuple[str, str], ...] = ()
+    #: The default loop-fitting recipe (which parameter carries which feature).
+    calibration: Calibration | None = None
+    #: Step-control hints a Verilog-A rendering gives its simulator (``$bound_step``).
+    step_bounds: tuple[StepBound, ...] = ()
+    #: Rules between parameters (every card of the model obeys them).
+    constraints: tuple[Constraint, ...] = ()
+    #: The blocks it was assembled from, in order.
+    blocks: tuple[Block, ...] = field(default=())
+
+    def __reduce__(self):
+        # a model pickles by its blocks (functions by reference): unpickled, it is
+        # assembled again, and within one process it is the same object
+        return (_reassemble, (self.blocks, self.name, self.calibration))
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return self.ports + tuple(n.name for n in self.nodes)
+
+    @cached_property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+    @cached_property
+    def layout(self) -> Layout:
+        """Parameter columns, internal nodes (with their units and state anchors) and
+        auxiliary nodes of the model."""
+        return Layout(self.parameter_names, tuple(n.name for n in self.nodes),
+                      tuple(n.unit for n in self.nodes), tuple(a.name for a in self.aux_nodes),
+                      tuple((n.name, n.anchor, n.scale) for n in self.nodes if n.anchor))
+
+    @cached_property
+    def by_name(self) -> dict[str, Parameter]:
+        return {p.name: p for p in self.parameters}
+
+    def parameter(self, name: str) -> Parameter:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not a parameter of model {self.name!r}") from None
+
+    def block_of(self, parameter: str) -> str:
+        """The name of the block that declares ``parameter``."""
+        for b in self.blocks:
+            if any(p.name == parameter for p in b.parameters):
+                return b.name
+        raise KeyError(f"{parameter!r} is not a parameter of model {self.name!r}")
+
+    def with_role(self, role: str) -> tuple[str, ...]:
+        """Names of the parameters whose :attr:`~rram.params.Parameter.role` is ``role``."""
+        return tuple(p.name for p in self.parameters if p.role == role)
+
+    @property
+    def fittable(self) -> tuple[str, ...]:
+        """Parameters a calibration may fit: not the variation offsets and factors (the
+        Monte Carlo's hooks), not the numerical widths and guards."""
+        return tuple(p.name for p in self.parameters
+                     if (p.group != "instance" or p.role == "state")
+                     and p.role not in ("smoothing", "guard"))
 
 
 def check_symbols(branches, outputs, parameters, nodes) -> None:
     """Every free symbol of the equations is a declared parameter or a node voltage:
     a misspelt name is an error here, never a new free parameter of the targets."""
-    from .expr import symbols
-
     known = {p.name for p in parameters} | {node_symbol(n) for n in ("te", "be")} \
         | {node_symbol(n.name) for n in nodes}
     used = symbols([b.flow for b in branches] + [b.charge for b in branches]
@@ -198,136 +264,136 @@ def check_symbols(branches, outputs, parameters, nodes) -> None:
     unknown = sorted(used - known)
     if unknown:
         raise ValueError(f"the equations use undeclared symbols {', '.join(unknown)} "
-                         "(neither a parameter of rram/card.py nor a node of the model)")
+                         "(neither a parameter of a block of the model nor one of its nodes)")
 
 
-def build_model() -> Model:
-    """The filament RRAM model of :mod:`rram.equations` as branches between nodes."""
-    P = eq.P
+def ordered_parameters(blocks: Sequence[Block]) -> tuple[Parameter, ...]:
+    """The blocks' parameters by group (:data:`GROUPS`), then in block order: the order
+    of the card, the kernels' parameter vectors and the generated files' sections."""
+    order = {g: k for k, (g, _) in enumerate(GROUPS)}
+    declared: list[Parameter] = []
+    owner: dict[str, str] = {}
+    for b in blocks:
+        for p in b.parameters:
+            if p.name in owner:
+                raise ValueError(f"parameter {p.name!r} is declared by blocks "
+                                 f"{owner[p.name]!r} and {b.name!r}")
+            if p.group not in order:
+                raise ValueError(f"parameter {p.name!r} of block {b.name!r}: group "
+                                 f"{p.group!r} is not one of {', '.join(order)}")
+            owner[p.name] = b.name
+            declared.append(p)
+    return tuple(sorted(declared, key=lambda p: order[p.group]))  # stable: block order
+
+
+#: Internal nodes of the device; the three states are measured from their initial values.
+NODES = (
+    Node("ti", "electrical", "V", "top electrode, inside the top contact", ZERO),
+    Node("bi", "electrical", "V", "bottom electrode, inside the bottom contact", ZERO),
+    Node("tip", "electrical", "V", "CF tip: gap voltage is V(tip, bi) in the device frame",
+         ZERO),
+    Node("dgap", "electrical", "nm", "state: change of the gap since x0, x - x0", ZERO,
+         "x0", NM),
+    Node("dwidth", "electrical", "nm", "state: change of the CF width since w0, w - w0",
+         ZERO, "w0", NM),
+    Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO, "tamb", 1.0),
+)
+
+
+#: Every model assembled in this process, by its blocks, name and calibration: assembling
+#: the same blocks again (a model unpickled in a worker process) gives the same object.
+_ASSEMBLED: dict[tuple, Model] = {}
+
+
+def assemble(blocks: Sequence[Block] = DEFAULT_BLOCKS, *, name: str = "rram",
+             calibration: Calibration | None = None) -> Model:
+    """The model of ``blocks`` (built in order, the ``cell`` block first): its
+    parameters (:func:`ordered_parameters`), the device's branches from the channels the
+    blocks filled (:data:`rram.equations.scope.CHANNELS`), its outputs, auxiliary nodes
+    and step hints.  The same blocks, name and calibration give the same model object."""
+    key = (tuple(blocks), name, calibration)
+    model = _ASSEMBLED.get(key)
+    if model is None:
+        model = _ASSEMBLED[key] = _assemble(*key)
+    return model
+
+
+def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | None
+              ) -> Model:
+    parameters = ordered_parameters(blocks)
+    scope = Scope(tuple(p.name for p in parameters))
+    for b in blocks:
+        scope.block = b.name
+        b.build(scope)
+    scope.block = "the device"
+    P = scope.P
     pol = P.polarity
-    state = eq.guarded_state(
-        v_cell=pol * (V("ti") - V("bi")),
-        v_gap=pol * (V("tip") - V("bi")),
-        gap_nm=P.x0 / eq.NM + V("dgap"),
-        width_nm=P.w0 / eq.NM + V("dwidth"),
-        dtemp=V("dtemp"),
-    )
-    t_safe, kt = eq.temperature(state)
-    p_set, p_reset = eq.polarity_factors(state)
-    c = eq.conduction(state, t_safe)
-    k = eq.kinetics(state, c, kt, p_set, p_reset)
-
-    nodes = (
-        Node("ti", "electrical", "V", "top electrode, inside the top contact", ZERO),
-        Node("bi", "electrical", "V", "bottom electrode, inside the bottom contact", ZERO),
-        Node("tip", "electrical", "V", "CF tip: gap voltage is V(tip, bi) in the device frame",
-             ZERO),
-        Node("dgap", "electrical", "nm", "state: change of the gap since x0, x - x0", ZERO),
-        Node("dwidth", "electrical", "nm", "state: change of the CF width since w0, w - w0",
-             ZERO),
-        Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO),
-    )
-    gap_rate = let("gap_rate", k.dx_dt / eq.NM + state.x_recovery)  # nm/s
-    width_rate = k.dw_dt / eq.NM + state.w_recovery
+    dx_dt = let("dx_dt", scope.total("dx_dt"))
+    dw_dt = let("dw_dt", scope.total("dw_dt"))
+    gap_rate = let("gap_rate", dx_dt / NM + scope["x_recovery"])  # nm/s
+    width_rate = dw_dt / NM + scope["w_recovery"]
     branches = (
         Branch("br_ctop", "te", "ti", (V("te") - V("ti")) / P.rtop, ZERO, "top contact"),
         Branch("br_cbot", "bi", "be", (V("bi") - V("be")) / P.rbot, ZERO, "bottom contact"),
-        Branch("br_leak", "ti", "bi", pol * c.i_leak, P.cp * (V("ti") - V("bi")),
+        Branch("br_leak", "ti", "bi", pol * scope.total("i_leak"), P.cp * (V("ti") - V("bi")),
                "oxide leakage, shunt and parasitic capacitance"),
-        Branch("br_cf", "ti", "tip", pol * c.i_cf, ZERO, "metallic CF body"),
-        Branch("br_gap", "tip", "bi", pol * c.i_gap, ZERO, "gap: hopping and tip contact"),
-        Branch("br_x", "dgap", GROUND,
-               -gap_rate + V("dgap") / P.thold,
-               V("dgap"), "gap state: d(x)/dt = rate"),
-        Branch("br_w", "dwidth", GROUND,
-               -width_rate + V("dwidth") / P.thold,
-               V("dwidth"), "width state: d(w)/dt = rate"),
-        Branch("br_th", "dtemp", GROUND, V("dtemp") - c.rth * c.power,
-               P.tauth * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
+        Branch("br_cf", "ti", "tip", pol * scope.total("i_cf"), ZERO, "metallic CF body"),
+        Branch("br_gap", "tip", "bi", pol * scope.total("i_gap"), ZERO,
+               "gap: hopping and tip contact"),
+        Branch("br_x", "dgap", GROUND, -gap_rate + V("dgap") / P.thold, V("dgap"),
+               "gap state: d(x)/dt = rate"),
+        Branch("br_w", "dwidth", GROUND, -width_rate + V("dwidth") / P.thold, V("dwidth"),
+               "width state: d(w)/dt = rate"),
+        Branch("br_th", "dtemp", GROUND, V("dtemp") - scope.total("heat"),
+               scope["tau_thermal"] * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
     )
-    outputs = (
-        Output("temp", c.temperature, "K", "local CF temperature"),
-        Output("gapm", state.x, "m", "tunnelling gap"),
-        Output("widthm", state.w, "m", "CF width"),
-        Output("rcf", c.r_cf, "Ohm", "CF body resistance"),
-        Output("power", c.power, "W", "Joule power in the filament path"),
-        Output("rth", c.rth, "K/W", "thermal resistance of the CF and its surroundings"),
-        Output("dxdt", k.dx_dt, "m/s", "gap rate"),
-        Output("dwdt", k.dw_dt, "m/s", "width rate"),
-    )
-    check_symbols(branches, outputs, PARAMETERS, nodes)
-    # Intermediates on auxiliary nodes (rram/printers/spice_printer.py), each scaled to
-    # O(1): the polarity weights, the log-rates and what two branches share.  A node's
-    # Newton iterate is a linearisation of its expression, so it bypasses the guards
-    # inside it; every consumer stays finite for any value (the rates are capped, the
-    # rest are products and sums).  The guarded states x_nm, w_nm and t_safe stay in
-    # place: on nodes of their own they halved the cost per iteration, but a wild state
-    # iterate then reached every consumer unclipped and a quarter of the DC loops (8
-    # cards within 1 sigma, 10 kOhm and 1T1R) ended in "timestep too small" at the
-    # first attempt, none with them in place.  The Joule power, the capped rates and
-    # the soft floors of the clips on nodes broke generated decks in the same way.
-    # Consumers clamping the node to its range did not mend it: x_nm (offset to keep
-    # its tolerance relative) still sent 8 of 16 1T1R SETs into reruns.  In place, the
-    # clips cost less since the subcircuit renders them with a fast path away from the
-    # bounds.
-    aux_nodes = (
-        AuxNode("p_set", "1"),
-        AuxNode("p_reset", "1"),
-        AuxNode("g_cf", "uS", scale=1e-6),
-        AuxNode("hop_field", "1"),
-        AuxNode("ln_rate_vertical", "ln(m/s)", offset=100.0),
-        AuxNode("ln_rate_lateral", "ln(m/s)", offset=100.0),
-        AuxNode("ln_rate_release", "ln(m/s)", offset=100.0),
-        AuxNode("ln_rate_hop", "ln(m/s)", offset=100.0),
-        AuxNode("gap_opening", "nm/s", scale=eq.NM),
-    )
+    outputs = (*scope.outputs,
+               Output("dxdt", dx_dt, "m/s", "gap rate"),
+               Output("dwdt", dw_dt, "m/s", "width rate"))
+    check_symbols(branches, outputs, parameters, NODES)
+    # Intermediates on auxiliary nodes (rram/printers/spice_printer.py; the blocks name
+    # them), each scaled to O(1): the polarity weights, the log-rates and what two
+    # branches share.  A node's Newton iterate is a linearisation of its expression, so
+    # it bypasses the guards inside it; every consumer stays finite for any value (the
+    # rates are capped, the rest are products and sums).  The guarded states x_nm, w_nm
+    # and t_safe stay in place: on nodes of their own they halved the cost per
+    # iteration, but a wild state iterate then reached every consumer unclipped and a
+    # quarter of the DC loops (8 cards within 1 sigma, 10 kOhm and 1T1R) ended in
+    # "timestep too small" at the first attempt, none with them in place.  The Joule
+    # power, the capped rates and the soft floors of the clips on nodes broke generated
+    # decks in the same way.  Consumers clamping the node to its range did not mend it:
+    # x_nm (offset to keep its tolerance relative) still sent 8 of 16 1T1R SETs into
+    # reruns.  In place, the clips cost less since the subcircuit renders them with a
+    # fast path away from the bounds.
+    #
     # The gap's collapse at SET is the model's one fast unstable mode (the width's
     # lateral runaway never bound the step in the same decks).  0.3 of its e-folding time
     # took the fewest ngspice iterations of 0.1-3 (benchmarks/bench_ngspice_cost.py).
     step_bounds = (StepBound("dgap", gap_rate, 0.3, 1.0,
                              "SET runaway: at most 0.3 e-folding times of the gap's "
                              "collapse per step"),)
-    return Model("rram", ("te", "be"), nodes, branches, PARAMETERS, outputs, aux_nodes, GROUPS,
-                 CALIBRATION, step_bounds)
+    constraints = tuple(c for b in blocks for c in b.constraints)
+    return Model(name, ("te", "be"), NODES, branches, parameters, outputs,
+                 tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,
+                 blocks)
 
 
-#: The staged loop fit (see :func:`rram.fit.recipe.default_recipe`):
-#:
-#: 1. ``conduction``: the gap's hopping conduction, on the HRS;
-#: 2. ``lrs``: the compliance-limited LRS (lateral-growth field ``alphaw``, the CF/gap
-#:    split ``rho0``, the contact), on the LRS;
-#: 3. ``kinetics``: SET (``ea``, ``alpha``), RESET onset (``ei``, ``ri``) and progress
-#:    (``eh``, ``alphah``), the time scale ``f0``, on all points plus V_set/V_reset;
-#: 4. ``thermal``: all of the above with the heating ``kth``.
-#:
-#: The initial state (``x0``, ``w0``) is not fitted: the loop is simulated after a burn-in
-#: loop (:meth:`rram.fit.loop.MeasuredLoop.stimulus`), so the HRS its SET starts from is
-#: the one the card's own RESET leaves, as in every later cycle of a Monte Carlo.  Fitted
-#: (as it was before), it read 77 kΩ where the card's RESET leaves 39 kΩ, and the TUD card's
-#: steady cycles set at −1.34 V against the loop's −0.97 V.
-#:
-#: The contact resistance is bounded to 3 kΩ, a few times the LRS of a 0.1–1 mA compliance
-#: (above that the contact, not the CF, would be the LRS).  A tighter bound is not a
-#: physical limit: the TUD median loop puts the contact at 810 Ω ± 4.6 % (R_LRS within
-#: 2 %); held at 300 Ω it sat on the bound, unidentified, with R_LRS 22 % low.
-CALIBRATION = Calibration(
-    stages=(
-        CalibrationStage("conduction", ("j0", "xt", "vt"), "hrs", 0.0, 25),
-        CalibrationStage("lrs", ("alphaw", "rho0", "rtop"), "lrs", 0.0, 15),
-        CalibrationStage("kinetics", ("ea", "alpha", "ei", "ri", "eh", "alphah", "f0",
-                                      "alphaw"), "all", 1.0, 40),
-        CalibrationStage("thermal", ("ea", "alpha", "alphaw", "ei", "ri", "eh", "alphah",
-                                     "j0", "xt", "vt", "rho0", "f0", "kth", "rtop"),
-                         "all", 1.0, 20),
-    ),
-    log_parameters=("j0", "rho0", "f0", "rtop", "kth"),
-    bounds=(("x0", 0.2e-9, 3.5e-9), ("w0", 0.1e-9, 20e-9), ("rtop", 1.0, 3000.0),
-            ("f0", 1e9, 1e15), ("kth", 100.0, 1e5), ("alphaw", 0.1e-9, 5e-9),
-            ("alphah", 1e-10, 2e-9), ("xt", 0.2e-9, 0.6e-9)),
-)
+def _reassemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | None
+                ) -> Model:
+    return assemble(blocks, name=name, calibration=calibration)
 
 
-MODEL = build_model()
+def replace_block(blocks: Sequence[Block], block: Block) -> tuple[Block, ...]:
+    """``blocks`` with the one named ``block.name`` replaced by ``block``."""
+    names = [b.name for b in blocks]
+    if block.name not in names:
+        raise ValueError(f"no block named {block.name!r} to replace (blocks: "
+                         + ", ".join(names) + ")")
+    return tuple(block if b.name == block.name else b for b in blocks)
+
+
+#: The filament RRAM model of :mod:`rram.equations`, with its calibration recipe.
+MODEL = assemble(DEFAULT_BLOCKS, calibration=CALIBRATION)
 
 
 def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
@@ -339,3 +405,8 @@ def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
         Branch(b.name, nodes.get(b.p, b.p), nodes.get(b.n, b.n), f, q, b.desc)
         for b, f, q in zip(model.branches, flows, charges, strict=True)
     )
+
+
+__all__ = ["GROUND", "GROUPS", "MODEL", "NODES", "AuxNode", "Branch", "Circuit", "Constraint",
+           "Layout", "Model", "Node", "Output", "StepBound", "V", "assemble", "check_symbols",
+           "instantiate", "node_symbol", "ordered_parameters", "replace_block"]

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import names
+from .card import Card
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
-from .params import Card
 from .printers.format import number
 
 GROUND = "0"
@@ -332,17 +332,17 @@ class Cell:
         their names), with the model parameters as symbols: an engine binds the
         card's values per device."""
         from .model import GROUND as MODEL_GROUND
-        from .model import MODEL, instantiate
+        from .model import instantiate
 
-        return instantiate(MODEL, {"te": self.te, "be": self.be, MODEL_GROUND: GROUND,
-                                   **{n.name: n.name for n in MODEL.nodes}})
+        model = self.card.model
+        return instantiate(model, {"te": self.te, "be": self.be, MODEL_GROUND: GROUND,
+                                   **{n.name: n.name for n in model.nodes}})
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
-        from .card import PARAMETERS
-
+        parameters = self.card.model.parameters
         vals = {p.name: _number(self.card.values[p.name], f"card {p.name}")
-                for p in PARAMETERS}
-        inst = [p.name for p in PARAMETERS if p.kind == "instance"]
+                for p in parameters}
+        inst = [p.name for p in parameters if p.kind == "instance"]
         ports = f"{self.te} {self.be}" + (" 0 0" if self.frozen else "")
         if self.state_nets is not None:
             ports += " " + " ".join(self.state_nets)

@@ -1,26 +1,25 @@
-"""Parameters and model cards.
+"""Parameters, and the text of a card file.
 
 A :class:`Parameter` carries a name, default, unit, range and description; the range
 semantics are those of the CMC Verilog-A macros (closed or open ends), so the Verilog-A
-printer maps them mechanically.  A :class:`Card` is an immutable set of values for every
-parameter of a model, validated on construction and read from / written to JSON.
+printer maps them mechanically.  :meth:`Parameter.violations` checks one value or a
+column of values (one per device) against it.  Cards, the values of every parameter of
+a model, are in :mod:`rram.card`; :func:`card_values_from_json` reads their files.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .checks import is_number
 from .errors import CardError
-from .io import read_text
 
 #: Names must be lower-case identifiers: they are used verbatim in SPICE and Verilog-A.
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -113,124 +112,26 @@ class Parameter:
             return f"{value:g} is outside {self.range_text} {self.unit}".rstrip()
         return None
 
-
-def _check_known(names: Iterable[str], by_name: Mapping[str, Parameter]) -> None:
-    unknown = sorted(set(names) - set(by_name))
-    if unknown:
-        raise CardError(f"unknown parameter(s) {', '.join(unknown)}; valid names: "
-                        + ", ".join(sorted(by_name)))
-
-
-def _checked(p: Parameter, value: Any) -> float:
-    problem = p.check(value)
-    if problem:
-        raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
-    return float(value)
+    def violations(self, values: np.ndarray) -> np.ndarray:
+        """True where a value of the column ``values`` is not acceptable (the same rule
+        as :meth:`check`, for one value per device at once)."""
+        v = np.asarray(values, dtype=float)
+        bad = ~np.isfinite(v)
+        if self.choices:
+            return bad | ~np.isin(v, self.choices)
+        with np.errstate(invalid="ignore"):
+            bad |= (v <= self.lower) if self.lower_open else (v < self.lower)
+            bad |= (v >= self.upper) if self.upper_open else (v > self.upper)
+        return bad
 
 
-def _check_constraints(constraints: Iterable[Any], values: Mapping[str, float]) -> None:
-    for check in constraints:
-        problem = check(values)
-        if problem:
-            raise CardError(problem)
-
-
-@dataclass(frozen=True)
-class Card:
-    """Immutable, validated values for every parameter of a model.
-
-    Build with :meth:`from_values` (missing names take their defaults); change with
-    :meth:`replace`.  ``values`` is read-only.
-    """
-
-    parameters: tuple[Parameter, ...]
-    values: Mapping[str, float]
-    name: str = "rram"
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    constraints: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-
-    @classmethod
-    def from_values(
-        cls,
-        parameters: Iterable[Parameter],
-        values: Mapping[str, Any] | None = None,
-        *,
-        name: str = "rram",
-        meta: Mapping[str, Any] | None = None,
-        constraints: Iterable[Any] = (),
-    ) -> Card:
-        params = tuple(parameters)
-        by_name = {p.name: p for p in params}
-        given = dict(values or {})
-        _check_known(given, by_name)
-        resolved = {p.name: _checked(p, given.get(p.name, p.default)) for p in params}
-        _check_constraints(constraints, resolved)
-        return cls(
-            params,
-            MappingProxyType(resolved),
-            name,
-            MappingProxyType(dict(meta or {})),
-            tuple(constraints),
-        )
-
-    def __getitem__(self, name: str) -> float:
-        try:
-            return self.values[name]
-        except KeyError:
-            raise CardError(f"unknown parameter {name!r}") from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.values)
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    def parameter(self, name: str) -> Parameter:
-        for p in self.parameters:
-            if p.name == name:
-                return p
-        raise CardError(f"unknown parameter {name!r}")
-
-    def replace(self, **changes: float) -> Card:
-        """A copy with ``changes``; only they are checked (the rest already were)."""
-        by_name = {p.name: p for p in self.parameters}
-        _check_known(changes, by_name)
-        merged = dict(self.values)
-        merged.update({name: _checked(by_name[name], v) for name, v in changes.items()})
-        _check_constraints(self.constraints, merged)
-        return Card(self.parameters, MappingProxyType(merged), self.name, self.meta,
-                    self.constraints)
-
-    def with_meta(self, **meta: Any) -> Card:
-        merged = dict(self.meta)
-        merged.update(meta)
-        return Card.from_values(
-            self.parameters,
-            self.values,
-            name=self.name,
-            meta=merged,
-            constraints=self.constraints,
-        )
-
-    # Serialisation ---------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format": "rram-card/1",
-            "name": self.name,
-            "parameters": {
-                p.name: {"value": self.values[p.name], "unit": p.unit} for p in self.parameters
-            },
-            "meta": dict(self.meta),
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
-
-    @property
-    def digest(self) -> str:
-        """sha256 of the parameter values (not the metadata): the card's identity."""
-        payload = json.dumps({k: repr(v) for k, v in self.values.items()}, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
+def parameter(name: str, default: float, unit: str, desc: str, group: str,
+              lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False,
+              hi_open: bool = False, choices: tuple = (), kind: str = "model",
+              role: str = "") -> Parameter:
+    """A :class:`Parameter`, its numbers as floats (how the physics blocks declare them)."""
+    return Parameter(name, float(default), unit, desc, group, float(lo), float(hi),
+                     lo_open, hi_open, tuple(float(c) for c in choices), kind, role)
 
 
 #: Keys of a card entry ``{"value": v, "unit": u}``; any other key is refused (a typo
@@ -285,19 +186,8 @@ def check_units(units: Mapping[str, Any], parameters: Iterable[Parameter]) -> No
     for name, unit in units.items():
         p = by_name.get(name)
         if p is None:
-            continue  # an unknown name is refused with the others by Card.from_values
+            continue  # an unknown name is refused with the others by Card.of
         if not isinstance(unit, str) or unit_key(unit) != unit_key(p.unit):
             raise CardError(f"parameter {name}: unit {unit!r} is not its unit "
                             f"{p.unit!r} (give the value in {p.unit or 'no unit'}, "
                             f"or drop the 'unit' key)")
-
-
-def read_card_file(path: str | Path, parameters: Iterable[Parameter], constraints=()) -> Card:
-    path = Path(path)
-    params = tuple(parameters)
-    name, values, meta, units = card_values_from_json(read_text(path, "card"), str(path))
-    try:
-        check_units(units, params)
-        return Card.from_values(params, values, name=name, meta=meta, constraints=constraints)
-    except CardError as exc:
-        raise CardError(f"{path}: {exc}") from None

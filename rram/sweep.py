@@ -7,11 +7,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .card import default_card
+from .card import Card, default_card
 from .engine.run import COLUMNS, SimResult, simulate
 from .engine.stimulus import check_compliance, check_dc_loop, dc_loops
 from .errors import InputError
-from .params import Card
 
 ENGINES = ("python", "ngspice", "veriloga")
 DEFAULT_COMPLIANCE = 100e-6

@@ -38,35 +38,48 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
-from .card import PARAMETERS, default_card
+from .card import Card, default_card
 from .checks import is_number
 from .errors import InputError
 from .io import read_text
-from .model import MODEL
-from .params import Card
+from .model import Model
+from .params import Parameter
 
 DISTRIBUTIONS = ("normal", "lognormal")
 KINDS = ("d2d", "c2c")
-#: Parameters that set rates only (no state, no conduction): safe to redraw per operation
-#: (the model's ``kinetic`` role; the CF temperature relaxes within τ_th, picoseconds, so
-#: nothing of the thermal parameters is carried from one operation to the next).
-KINETIC = frozenset(MODEL.with_role("kinetic"))
-#: Parameters drawn at one operation and held through the next (parameter -> the
-#: operation that draws it):
-#:
-#: * the bounds of the CF width (``wmin``, the residual of thinning, and ``wcf``, the
-#:   cell), the model's ``bound`` role, are set by the RESET and held through the next
-#:   SET, so the state one operation leaves stays within its bounds;
-#: * the properties of the CF a SET forms (its thermal coupling ``kth``), the
-#:   ``filament`` role, are set by the SET and held through the RESET that dissolves it.
-HELD = {**{p: "reset" for p in MODEL.with_role("bound")},
-        **{p: "set" for p in MODEL.with_role("filament")}}
-_BY_NAME = {p.name: p for p in PARAMETERS}
+
+
+@cache
+def _default_model() -> Model:
+    return default_card().model
+
+
+def kinetic(model: Model) -> frozenset[str]:
+    """Parameters that set rates only (no state, no conduction): safe to redraw per
+    operation (the model's ``kinetic`` role; the CF temperature relaxes within τ_th,
+    picoseconds, so nothing of the thermal parameters is carried from one operation to
+    the next)."""
+    return frozenset(model.with_role("kinetic"))
+
+
+def held(model: Model) -> dict[str, str]:
+    """Parameters drawn at one operation and held through the next (parameter -> the
+    operation that draws it):
+
+    * the bounds of the CF width (``wmin``, the residual of thinning, and ``wcf``, the
+      cell), the model's ``bound`` role, are set by the RESET and held through the next
+      SET, so the state one operation leaves stays within its bounds;
+    * the properties of the CF a SET forms (its thermal coupling ``kth``), the
+      ``filament`` role, are set by the SET and held through the RESET that dissolves it.
+    """
+    return {**{p: "reset" for p in model.with_role("bound")},
+            **{p: "set" for p in model.with_role("filament")}}
 
 
 @dataclass(frozen=True)
@@ -86,10 +99,17 @@ class Variation:
     mode_step: float = 0.0
     #: factor on ``sigma`` in the spec's upper configuration
     mode_scale: float = 1.0
+    #: the model whose parameter it varies (default: the default card's)
+    model: Model | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.parameter not in _BY_NAME:
+        self.check(self.model or _default_model())
+
+    def check(self, model: Model) -> None:
+        """Refuse an entry that ``model`` cannot take (each message names the entry)."""
+        if self.parameter not in model.by_name:
             raise InputError(f"variation of unknown parameter {self.parameter!r}")
+        param = model.by_name[self.parameter]
         if self.kind not in KINDS:
             raise InputError(f"variation kind {self.kind!r}: valid are {', '.join(KINDS)}")
         if self.distribution not in DISTRIBUTIONS:
@@ -105,12 +125,13 @@ class Variation:
         if not isinstance(self.desc, str):
             raise InputError(f"desc of {self.parameter} must be a string, got {self.desc!r}")
         self._check_slow()
-        if self.kind == "c2c" and self.parameter not in KINETIC | HELD.keys():
+        redrawn = kinetic(model) | held(model).keys()
+        if self.kind == "c2c" and self.parameter not in redrawn:
             raise InputError(f"{self.parameter} cannot vary cycle to cycle (valid: "
-                             f"{', '.join(sorted(KINETIC | HELD.keys()))})")
-        if self.distribution == "lognormal" and _BY_NAME[self.parameter].lower < 0:
+                             f"{', '.join(sorted(redrawn))})")
+        if self.distribution == "lognormal" and param.lower < 0:
             raise InputError(f"{self.parameter} can be negative: use a normal variation")
-        sigma_max, shift_max = spread_limits(self.parameter, self.distribution)
+        sigma_max, shift_max = spread_limits(param, self.distribution)
         where = f"{self.kind} {self.distribution} variation of {self.parameter}"
         if self.sigma > sigma_max:
             raise InputError(f"{where}: sigma must be within [0, {sigma_max:g}], "
@@ -158,7 +179,7 @@ class Variation:
     def as_dict(self) -> dict:
         """The entry as JSON data (``slow`` and ``memory`` only when there is a slow part,
         so specs without one read as before)."""
-        out = asdict(self)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "model"}
         if not self.slow:
             del out["slow"], out["memory"]
         if not self.mode_step:
@@ -222,8 +243,8 @@ MAX_LN_SIGMA = 3.0
 MAX_LN_SHIFT = 30.0
 
 
-def spread_limits(parameter: str, distribution: str) -> tuple[float, float]:
-    """(largest sigma, largest |shift|) of a variation of ``parameter``.
+def spread_limits(p: Parameter, distribution: str) -> tuple[float, float]:
+    """(largest sigma, largest |shift|) of a variation of the parameter ``p``.
 
     Lognormal: :data:`MAX_LN_SIGMA`, :data:`MAX_LN_SHIFT`.  Normal (parameter units): σ
     at most half the parameter's range, |shift| at most the range (a wider one is a draw
@@ -231,7 +252,6 @@ def spread_limits(parameter: str, distribution: str) -> tuple[float, float]:
     parameter whose range is unbounded."""
     if distribution == "lognormal":
         return MAX_LN_SIGMA, MAX_LN_SHIFT
-    p = _BY_NAME[parameter]
     width = p.upper - p.lower
     return (width / 2, width) if math.isfinite(width) else (math.inf, math.inf)
 
@@ -245,8 +265,12 @@ class VariationSpec:
     variations: tuple[Variation, ...]
     #: two configurations of the cell, if any (the entries' ``mode_step``)
     mode: Mode | None = None
+    #: the model whose parameters vary (default: the default card's)
+    model: Model | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.model is None:
+            object.__setattr__(self, "model", _default_model())
         stepped = [v.parameter for v in self.variations
                    if isinstance(v, Variation) and v.in_mode]
         if self.mode is not None and not isinstance(self.mode, Mode):
@@ -262,6 +286,11 @@ class VariationSpec:
         for k, v in enumerate(self.variations):
             if not isinstance(v, Variation):
                 raise InputError(f"variation {k}: not a Variation, got {v!r}")
+            if (v.model or _default_model()) is not self.model:
+                try:
+                    v.check(self.model)
+                except InputError as exc:
+                    raise InputError(f"variation {k}: {exc}") from None
             if (v.parameter, v.kind) in seen:
                 raise InputError(f"variations {seen[v.parameter, v.kind]} and {k}: two "
                                  f"{v.kind} entries for {v.parameter} (give one, with the "
@@ -273,6 +302,12 @@ class VariationSpec:
                 raise InputError(f"variations {j} and {k}: {v.parameter} is {w.distribution} "
                                  f"({w.kind}) and {v.distribution} ({v.kind}); one parameter "
                                  "takes one distribution")
+
+    @property
+    def held(self) -> dict[str, str]:
+        """The spec's model's parameters drawn by one operation, held through the next
+        (:func:`held`)."""
+        return held(self.model)
 
     def of_kind(self, kind: str) -> tuple[Variation, ...]:
         return tuple(v for v in self.variations if v.kind == kind)
@@ -296,7 +331,8 @@ class VariationSpec:
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, source: str = "variation spec") -> VariationSpec:
+    def from_json(cls, text: str, source: str = "variation spec",
+                  model: Model | None = None) -> VariationSpec:
         """Parse ``{"variations": [{parameter, kind, distribution, sigma[, shift,
         desc, slow, memory, mode_step, mode_scale]}, ...][, "mode": {share, memory}]}``
         (other top-level keys, such as a fit's provenance, are metadata); every problem
@@ -314,7 +350,7 @@ class VariationSpec:
             try:
                 if not isinstance(item, dict):
                     raise TypeError("not an object")
-                out.append(Variation(**item))
+                out.append(Variation(**item, model=model))
             except (TypeError, InputError) as exc:
                 raise InputError(f"{source}: variation {k}: {exc}") from None
         mode = data.get("mode")
@@ -326,13 +362,14 @@ class VariationSpec:
                     mode = Mode(**mode)
                 except TypeError as exc:
                     raise InputError(f"mode: {exc}") from None
-            return cls(tuple(out), mode)
+            return cls(tuple(out), mode, model)
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
 
 
-def load_variation(path: str | Path) -> VariationSpec:
-    return VariationSpec.from_json(read_text(path, "variation spec"), str(path))
+def load_variation(path: str | Path, model: Model | None = None) -> VariationSpec:
+    """A variation spec file of ``model``'s parameters (default: the default card's)."""
+    return VariationSpec.from_json(read_text(path, "variation spec"), str(path), model)
 
 
 def default_variation() -> VariationSpec:
@@ -376,7 +413,7 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
         values = {}
         for name in spec.parameters:
             dist, sigma = spec.total_sigma(name)
-            p = _BY_NAME[name]
+            p = base.parameter(name)
             z = rng.uniform(-width, width)
             shift = sum(v.shift for v in spec.variations if v.parameter == name)
             v = base[name] * math.exp(shift + sigma * z) if dist == "lognormal" \
@@ -387,7 +424,7 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
     return cards
 
 
-__all__ = ["DISTRIBUTIONS", "HELD", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Mode", "Variation",
-           "VariationSpec", "corner_cards", "default_variation", "load_variation",
-           "spread_limits"]
+__all__ = ["DISTRIBUTIONS", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Mode", "Variation",
+           "VariationSpec", "corner_cards", "default_variation", "held", "kinetic",
+           "load_variation", "spread_limits"]
 

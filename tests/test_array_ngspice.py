@@ -11,6 +11,7 @@ from rram.array.cells import pattern_states
 from rram.array.export import frozen_osdi, render
 from rram.array.solve import operating_point
 from rram.array.spec import ArraySpec, Metal
+from rram.card import default_card
 from rram.spice.ngspice import NgspiceSession
 from rram.variation import default_variation
 
@@ -30,7 +31,7 @@ def _case(topology: str, N: int):
 def _spice(c, kind: str):
     session = NgspiceSession.get()
     if kind == "osdi":
-        path = frozen_osdi()
+        path = frozen_osdi(default_card().model)
         session.load_osdi(path)
         deck = render(c, "osdi", path, in_deck_osdi=False)
     else:

@@ -8,14 +8,14 @@ import math
 import pytest
 
 from rram import CardError, default_card, load_card, make_card
-from rram.card import PARAMETERS
+from rram.model import MODEL
 from rram.params import RESERVED
 
 
 def test_every_parameter_is_documented_with_unit_range_and_group():
-    names = [p.name for p in PARAMETERS]
+    names = [p.name for p in MODEL.parameters]
     assert len(names) == len(set(names))
-    for p in PARAMETERS:
+    for p in MODEL.parameters:
         assert p.desc and p.group and p.unit is not None
         assert p.choices or (p.lower > -math.inf and p.upper < math.inf), p.name
         assert p.name not in RESERVED
@@ -36,12 +36,12 @@ def test_default_card_follows_v2_where_the_physics_is_unchanged():
 
 def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
     from rram.model import MODEL
-    from rram.variation import HELD, KINETIC
+    from rram.variation import held, kinetic
 
     assert set(MODEL.with_role("state")) == {"x0", "w0"}
     assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound"}
-    assert set(MODEL.with_role("kinetic")) == KINETIC
-    assert HELD == {"wmin": "reset", "wcf": "reset", "kth": "set", "rtop": "set"}
+    assert set(MODEL.with_role("kinetic")) == kinetic(MODEL)
+    assert held(MODEL) == {"wmin": "reset", "wcf": "reset", "kth": "set", "rtop": "set"}
     # the recipe may fit structure and kinetics, never a variation hook or a guard
     assert "dea" not in MODEL.fittable and "tceil" not in MODEL.fittable
     assert {"ea", "x0", "kth", "rtop"} <= set(MODEL.fittable)
@@ -95,12 +95,13 @@ def test_json_round_trip_and_file_errors(tmp_path):
 
 
 def test_the_equations_refuse_undeclared_symbols():
-    from rram import equations as eq
-    from rram.expr import sym
+    from rram.equations.scope import Symbols
+    from rram.expr import ZERO, sym
     from rram.model import MODEL, Branch, check_symbols
 
+    P = Symbols(MODEL.parameter_names)
     with pytest.raises(AttributeError, match="'rth' is not a parameter"):
-        _ = eq.P.rth  # a typo, or a parameter the physics no longer has
-    typo = Branch("br", "ti", "bi", sym("jo") * sym("n_ti"), eq.ZERO, "a typo of j0")
+        _ = P.rth  # a typo, or a parameter the physics no longer has
+    typo = Branch("br", "ti", "bi", sym("jo") * sym("n_ti"), ZERO, "a typo of j0")
     with pytest.raises(ValueError, match="undeclared symbols jo"):
         check_symbols((*MODEL.branches, typo), MODEL.outputs, MODEL.parameters, MODEL.nodes)

@@ -23,9 +23,9 @@ def test_each_generator_is_numpys_stream(seed, cycle, event):
 
 def slow_draw(spec, base, seed, devices, cycle, event):
     """The draws one normal at a time from numpy's own streams (the definition)."""
-    from rram.card import PARAMETERS
+    from rram.model import MODEL
 
-    by = {p.name: p for p in PARAMETERS}
+    by = {p.name: p for p in MODEL.parameters}
     out = {}
     for kind, cyc, ev in (("d2d", 0, "d2d"), ("c2c", cycle, event)):
         for i, dev in enumerate(devices):

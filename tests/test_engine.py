@@ -130,17 +130,18 @@ def test_tightened_divides_every_error_tolerance_and_names_a_bad_factor():
 
 
 def test_packing_builds_each_distinct_card_and_stimulus_once_with_rows_in_device_order():
+    from rram.card import CardBatch
     from rram.engine import run
 
     a, b = default_card(), default_card().replace(x0=1.2e-9)
     s1, s2 = dc_loops(), dc_loops(2.5, -1.5, cycles=2)
     cards, stimuli = [a, b, a, b, b], [s1, s2, s1, s1, s2]
     cp = run._circuit_matrix({"rs": [1e3, 2e3, 3e3, 4e3, 5e3]}, 5)
-    P = run._card_matrix(cards, cp)
+    P = run._card_matrix(CardBatch.of(cards), cp)
+    names = a.model.parameter_names
     for d, card in enumerate(cards):
-        assert list(P[d, : len(run.PARAMETER_NAMES)]) == [card.values[k]
-                                                         for k in run.PARAMETER_NAMES]
-        assert list(P[d, len(run.PARAMETER_NAMES):]) == list(cp[d])
+        assert list(P[d, : len(names)]) == [card.values[k] for k in names]
+        assert list(P[d, len(names):]) == list(cp[d])
     TP, VP, ICC, OUT = run._pad(stimuli)
     k = s2.times.size
     for d, s in enumerate(stimuli):

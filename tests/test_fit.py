@@ -104,10 +104,10 @@ def test_tud_median_cycle_fits_within_the_targets(tud_fit):
 
 @pytest.mark.slow
 def test_every_parameter_reported_as_fitted_is_identified(tud_fit):
-    from rram.card import PARAMETERS
     from rram.fit.identify import MAX_CORRELATION, MAX_RELATIVE_ERROR
     from rram.fit.recipe import default_recipe
     from rram.fit.report import fitted_card
+    from rram.model import MODEL
 
     loop, fit = tud_fit
     ident = fit.identification
@@ -119,7 +119,7 @@ def test_every_parameter_reported_as_fitted_is_identified(tud_fit):
     assert all(abs(r) <= MAX_CORRELATION for r in ident["correlations"].values())
     for name, p in ident["fixed"].items():
         assert p["reason"] and fit.card[name] == p["value"], name
-    by_name = {p.name: p for p in PARAMETERS}
+    by_name = {p.name: p for p in MODEL.parameters}
     for name in names:  # nothing outside its physical range
         assert by_name[name].lower <= fit.card[name] <= by_name[name].upper, name
     meta = fitted_card(fit, default_recipe(), "0" * 64, ["x"], loop).meta["fit"]

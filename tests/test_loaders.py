@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rram.card import PARAMETERS, default_card, load_card, make_card
+from rram.card import default_card, load_card, make_card
 from rram.errors import CardError, InputError
 from rram.fit.cycles import load_scatter, scatter_sigmas
 from rram.fit.data import IVCurve, load_distribution, load_iv
@@ -22,6 +22,7 @@ from rram.fit.loop import MeasuredLoop, build_loops
 from rram.fit.matching import Evaluator
 from rram.fit.recipe import Recipe, Stage, default_recipe, load_recipe
 from rram.fit.variation import target_of
+from rram.model import MODEL
 from rram.variation import Variation, VariationSpec, default_variation, load_variation
 
 SWEEP = [0.0, -0.5, -1.0, -1.5, -1.0, -0.5, 0.0]
@@ -350,7 +351,7 @@ def test_an_empty_voltage_cell_is_not_measured_not_an_error(tmp_path):
 def test_every_advertised_range_end_is_reachable():
     """A parameter bounded by another (x0 <= l0, w0 <= wcf, wmin < wcf) advertises only
     values some valid card takes."""
-    by = {p.name: p for p in PARAMETERS}
+    by = {p.name: p for p in MODEL.parameters}
     for name, partner in (("x0", "l0"), ("w0", "wcf")):
         assert by[name].upper <= by[partner].upper, name
         make_card({name: by[name].upper, partner: by[partner].upper})
@@ -358,7 +359,7 @@ def test_every_advertised_range_end_is_reachable():
     assert by["wmin"].lower < by["wcf"].lower and by["wmin"].upper < by["wcf"].upper
     make_card(wmin=by["wmin"].upper, wcf=by["wcf"].upper, w0=by["wmin"].upper)
     make_card(wmin=by["wmin"].lower, wcf=by["wcf"].lower, w0=by["w0"].lower)
-    for p in PARAMETERS:  # the others are bounded by nothing else
+    for p in MODEL.parameters:  # the others are bounded by nothing else
         if p.name not in ("x0", "l0", "w0", "wcf", "wmin") and not p.choices:
             make_card({p.name: p.lower})
             make_card({p.name: p.upper})

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 
 from rram import _kernels as K
 from rram import expr as E
-from rram.card import PARAMETERS, default_card
+from rram.card import default_card
 from rram.model import MODEL, node_symbol
 
-NAMES = [p.name for p in PARAMETERS]
+NAMES = [p.name for p in MODEL.parameters]
 BRANCH = {b.name: i for i, b in enumerate(MODEL.branches)}
 OUT = {o.name: i for i, o in enumerate(MODEL.outputs)}
 
@@ -35,7 +35,7 @@ def _param_strategy(p):
 
 @st.composite
 def cards(draw):
-    values = {p.name: draw(_param_strategy(p)) for p in PARAMETERS}
+    values = {p.name: draw(_param_strategy(p)) for p in MODEL.parameters}
     values["wmin"] = min(values["wmin"], 0.5 * values["wcf"])
     return np.array([values[n] for n in NAMES])
 

@@ -83,7 +83,7 @@ def test_engine_circuits_compile_from_the_testbench_netlists():
     values = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
     for kind in CIRCUIT_KINDS:
-        circuit = build_circuit(kind)
+        circuit = build_circuit(kind, default_card().model)
         # the 0 V sense source is merged: te sits on mid (series) or on bl (1T1R)
         assert circuit.device_nodes == ({"te": "bl", "be": "mid"} if kind == "1t1r"
                                         else {"te": "mid", "be": "0"})
@@ -93,11 +93,12 @@ def test_engine_circuits_compile_from_the_testbench_netlists():
         with pytest.raises(InputError, match=r"bind (it|parameters) to"):
             device_netlist(kind, {"rs": 50.0}).spice_lines()  # cd left symbolic
     # the series resistor's flow into mid, with bl driven by the input v_app
-    r = next(b for b in build_circuit("resistor").branches if b.name == "br_s")
+    model = default_card().model
+    r = next(b for b in build_circuit("resistor", model).branches if b.name == "br_s")
     assert (r.p, r.n) == ("bl", "mid")
     (i,) = evaluate([r.flow], {"v_app": 1.5, "n_mid": 0.5, "rs": 100.0})
     assert i == pytest.approx(0.01)
-    cc = next(b for b in build_circuit("compliance").branches if b.name == "br_cc")
+    cc = next(b for b in build_circuit("compliance", model).branches if b.name == "br_cc")
     (i,) = evaluate([cc.flow], {"v_app": 3.0, "n_mid": 0.0, "gsrc": 1.0, "icc": 1e-4})
     assert i == pytest.approx(1e-4)  # limited at icc
 

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from rram.card import default_card
 from rram.engine.stimulus import dc_loops
 from rram.errors import ConvergenceError
 from rram.generate import REPO_DIR
@@ -47,7 +48,7 @@ def _rss_mb() -> float:
 @pytest.mark.slow
 def test_thousands_of_runs_do_not_leak():
     session = NgspiceSession.get()
-    ref = model_ref("osdi")
+    ref = model_ref("osdi", default_card().model)
     session.load_osdi(ref.path)
     deck = Testbench("resistor", dc_loops(2.0, -2.0, 1e5), model=ref,
                      circuit_params={"rs": 10e3}).render()

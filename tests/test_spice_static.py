@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from rram import _kernels as K
-from rram.card import PARAMETERS, default_card
+from rram.card import default_card
 from rram.errors import CardError
 from rram.model import GROUND, MODEL
 from rram.printers.format import format_number
@@ -31,14 +31,14 @@ RELATIVE = 1e-6
 FLOORS = {"electrical": 1e-18, "state": 1e-12}
 NODES = MODEL.node_names
 INTERNAL = tuple(n.name for n in MODEL.nodes)
-INSTANCE = [p.name for p in PARAMETERS if p.kind == "instance"]
+INSTANCE = [p.name for p in MODEL.parameters if p.kind == "instance"]
 
 
 def random_card(rng: np.random.Generator):
     """A card drawn within every parameter's range (log-uniform over wide ranges)."""
     while True:
         values = {}
-        for p in PARAMETERS:
+        for p in MODEL.parameters:
             if p.choices:
                 values[p.name] = float(rng.choice(p.choices))
             elif p.lower > 0 and p.upper / p.lower > 100:
@@ -74,7 +74,7 @@ def random_points(n: int, seed: int = 20261130, beyond: float = 0.0):
 
 def python_sums(card, nodes):
     """(node sums of flows out of each node, scale of the terms at each node)."""
-    p = np.array([card.values[q.name] for q in PARAMETERS])
+    p = np.array([card.values[q.name] for q in MODEL.parameters])
     flows = np.array(K.device_flows(nodes, p), float)
     sums, scale = np.zeros(len(NODES)), np.zeros(len(NODES))
     for b, f in zip(MODEL.branches, flows, strict=True):

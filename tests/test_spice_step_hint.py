@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rram.model import MODEL
 from rram.netlist import Cell, CellModel, Netlist, Resistor, VSource, deck
 from rram.printers.veriloga_printer import NO_BOUND_STEP
 from rram.spice import models
@@ -55,8 +56,8 @@ def _set_times(vectors: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def test_the_runaway_hint_spares_ngspice_its_failed_newton_solves():
-    hint = _run("rram", models.osdi_module())
-    plain_source = models.veriloga_source("rram_plain")
+    hint = _run("rram", models.osdi_module(MODEL))
+    plain_source = models.veriloga_source(MODEL, "rram_plain")
     plain = _run("rram_plain", models.compile_osdi(plain_source, (NO_BOUND_STEP,)))
     iterations = {k: r[0]["Transient iterations"] for k, r in
                   (("hint", hint), ("plain", plain))}

@@ -80,7 +80,8 @@ def test_ngspice_samples_imply_the_sensed_current_exactly(circuit):
     """The sampled layout's current, (top − ti)/rtop, is ngspice's i(vsense) even when
     ngspice leaves v(mid) and v(te) a fraction of a mV apart and the contact is ~1 Ω
     (built from v(te), a fitted 1.6 Ω card read 50–790 µA for a 500 µA compliance)."""
-    from rram.card import default_card
+    from rram.card import CardBatch, default_card
+    from rram.circuits import build_circuit
     from rram.engine.run import SimResult
     from rram.spice.runner import _samples
 
@@ -94,7 +95,7 @@ def test_ngspice_samples_imply_the_sensed_current_exactly(circuit):
             "dgap": np.zeros_like(t), "dwidth": np.zeros_like(t), "dtemp": np.zeros_like(t)}
     if circuit == "1t1r":
         wave["v_te"], wave["v_be"] = v_app + 7e-4 * rng.standard_normal(t.size), wave["mid"]
-    y = _samples(t, wave, card, st, circuit)
-    res = SimResult(circuit, [card], np.zeros((1, 0)), [st], [y], np.zeros(1, np.int64),
-                    np.zeros((1, 7)), {})
+    y = _samples(t, wave, card, st, build_circuit(circuit, card.model))
+    res = SimResult(circuit, CardBatch.of(card), np.zeros((1, 0)), [st], [y],
+                    np.zeros(1, np.int64), np.zeros((1, 7)), {})
     assert np.allclose(res.device_arrays(0)["current_A"], -5e-4, rtol=1e-9, atol=0)

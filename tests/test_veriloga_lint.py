@@ -13,7 +13,6 @@ import subprocess
 
 import pytest
 
-from rram.card import PARAMETERS
 from rram.generate import REPO_DIR
 from rram.model import MODEL
 from rram.printers.veriloga_printer import NO_BOUND_STEP
@@ -71,7 +70,7 @@ def test_every_parameter_has_range_units_and_desc():
     declared = re.findall(r'\(\*(.*?)\*\)\s*\n\s*parameter real (\w+) = [^;]* from ([\[(][^;]*);',
                           text)
     names = {name for _, name, _ in declared}
-    assert names == {p.name for p in PARAMETERS}
+    assert names == {p.name for p in MODEL.parameters}
     for attrs, name, rng in declared:
         assert 'units="' in attrs and 'desc="' in attrs, name
         assert re.match(r"[\[(][^:]+:[^\])]+[\])]", rng), (name, rng)

@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .._kernels import circuit_eval
-from ..circuits import build_circuit
+from .._kernels import CIRCUITS, UNKNOWNS, circuit_eval
 from ..engine.dense import NJIT_OPTIONS, lu_factor, lu_solve
 from ..engine.newton import newton_dc
 from ..status import Status
@@ -23,7 +22,7 @@ from ..status import Status
 #: Unknowns of the resistor-circuit kernel that stay free: the cell's internal nodes
 #: and its temperature rise (the gap and width states are held).
 FREE = ("ti", "bi", "tip", "dtemp")
-INTERNAL = tuple(build_circuit("resistor").index(name) for name in FREE)
+INTERNAL = tuple(UNKNOWNS[CIRCUITS.index("resistor")].index(name) for name in FREE)
 N_INTERNAL = len(INTERNAL)
 OK = int(Status.OK)
 FAILED = int(Status.DC_FAILED)  # Newton did not converge, or a singular Jacobian

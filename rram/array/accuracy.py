@@ -34,11 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..card import PARAMETER_NAMES
-from ..equations import NM
+from ..card import formed_state
+from ..constants import NM
 from ..errors import InputError
 from .build import build, output_sources
-from .cells import States, cell_parameters, with_states
+from .cells import States, cell_parameters
 from .read import chord_conductance, vmm_inputs
 from .solve import LinearSolver
 from .spec import ArraySpec
@@ -113,22 +113,13 @@ def programmed_conductance(spec: ArraySpec, states: States | None, v_ref: float
     the draw of the formed state: gap + (x0 − x0_nominal), width · w0/w0_nominal.  The
     spread of the state a cell is left in is the device-to-device spread of the state
     (``x0``/``w0`` entries of the variation spec); without states, the drawn x0/w0."""
-    P = cell_parameters(spec)
+    cards = cell_parameters(spec)
     if states is not None:
-        ix, iw = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
         card = spec.card
-        gap = states.gap_nm + (P[:, ix].reshape(spec.shape) - card["x0"]) / NM
-        width = states.width_nm * P[:, iw].reshape(spec.shape) / card["w0"]
-        P = with_states(spec, P, _clipped(States(gap, width), P, spec))
-    return chord_conductance(spec, None, v_ref, params=P)
-
-
-def _clipped(st: States, P: np.ndarray, spec: ArraySpec) -> States:
-    """``st`` within each cell's ranges (0 ≤ gap ≤ l0, wmin ≤ width ≤ wcf; nm)."""
-    col = {k: P[:, PARAMETER_NAMES.index(k)].reshape(spec.shape) / NM
-           for k in ("l0", "wmin", "wcf")}
-    return States(np.clip(st.gap_nm, 0.0, col["l0"]),
-                  np.clip(st.width_nm, col["wmin"], col["wcf"]))
+        gap = states.gap_nm.reshape(-1) + (cards["x0"] - card["x0"]) / NM
+        width = states.width_nm.reshape(-1) * cards["w0"] / card["w0"]
+        cards = formed_state(cards, gap * NM, width * NM)
+    return chord_conductance(spec, None, v_ref, params=cards)
 
 
 def vmm_accuracy(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,

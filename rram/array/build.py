@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import PARAMETER_NAMES
+from ..card import CardBatch
 from ..errors import InputError
 from .cells import States, cell_parameters, with_states
 from .circuit import GND, Circuit, DeviceGroup
@@ -157,11 +157,11 @@ def _vector(values, n: int, what: str) -> np.ndarray:
 
 
 def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
-          params: np.ndarray | None = None, v_cols=0.0) -> Circuit:
+          params: CardBatch | None = None, v_cols=0.0) -> Circuit:
     """The circuit of ``spec`` with row inputs ``v_rows`` (V, one per row or one for
     all), gate voltages ``v_gates`` (V, 1T1R), the columns' sense (virtual-ground)
     voltages ``v_cols`` (V; non-zero for half-bias schemes) and cells at ``states``
-    (default: each card's x0/w0).  ``params``: the cells' card rows, if already drawn
+    (default: each card's x0/w0).  ``params``: the cells' cards, if already drawn
     (:func:`rram.array.cells.cell_parameters`)."""
     m, n, s = spec.rows, spec.cols, spec.segments
     v_rows = _vector(v_rows, m, "row inputs v_rows")
@@ -219,7 +219,7 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
         n_nets=nets.n, net_name=nets.name, res=res, ohms=ohms, res_where=where,
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
         src=np.concatenate(src), volts=np.concatenate(volts), src_name=src_names.__getitem__,
-        cells=cells, cell_params=P, cell_name=lambda k: f"c{k // n}_{k % n}",
+        cells=cells, cell_cards=P, cell_name=lambda k: f"c{k // n}_{k % n}",
         groups=tuple(groups), title=f"rram {spec.topology} array {m}x{n}",
         xy=np.concatenate(nets.xy),
         meta=(("topology", spec.topology), ("size", f"{m}x{n}"),
@@ -251,13 +251,13 @@ def line_circuit(spec: ArraySpec, metal: Metal, pitches: int, v=1.0, r_load: flo
         src = nets.block((lines,), lambda i: f"d{i}", np.array(-0.5), np.arange(lines))
         acc.resistors(np.stack([src, pos[:, 0]], 1), np.full(lines, spec.r_driver),
                       "driver", np.arange(lines), 0)
-    P = np.zeros((0, len(PARAMETER_NAMES)))
+    P = CardBatch.empty(spec.card)
     res, ohms, where = acc.res_arrays()
     circuit = Circuit(
         n_nets=nets.n, net_name=nets.name, res=res, ohms=ohms, res_where=where,
         caps=np.concatenate(acc.cpairs).reshape(-1, 2), farads=np.concatenate(acc.cvals),
         src=np.asarray(src), volts=_vector(v, lines, "line drives v"),
-        src_name=lambda k: f"in{k}", cells=np.zeros((0, 2), np.int64), cell_params=P,
+        src_name=lambda k: f"in{k}", cells=np.zeros((0, 2), np.int64), cell_cards=P,
         cell_name=str, title=f"rram {lines} line(s) of {pitches} pitches", meta=(),
         xy=np.concatenate(nets.xy))
     return circuit, (taps[0] if lines == 1 else taps)

@@ -13,38 +13,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import PARAMETER_NAMES
+from ..card import CardBatch, formed_state
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
-from ..equations import NM
+from ..constants import NM
 from ..errors import ConvergenceError, InputError
 from ..status import Status
 from .spec import ArraySpec
-
-#: The resistor circuit's unknowns (the kernel the condensation runs).
-_AT = {name: i for i, name in enumerate(build_circuit("resistor").unknowns)}
 
 #: A low-resistance and a high-resistance state of the default card (gap, width in nm):
 #: about 10 kΩ and 1.2 MΩ read at 0.2 V.
 LRS = (0.3, 5.0)
 HRS = (2.0, 3.0)
-_IX = {k: PARAMETER_NAMES.index(k) for k in ("x0", "w0", "l0", "wmin", "wcf")}
 
 
-def cell_parameters(spec: ArraySpec) -> np.ndarray:
-    """(rows·cols, n_parameters) card values of every cell, D2D draws applied."""
-    base = np.array([spec.card.values[k] for k in PARAMETER_NAMES])
-    P = np.tile(base, (spec.n_cells, 1))
+def cell_parameters(spec: ArraySpec) -> CardBatch:
+    """Every cell's card (cell (i, j) is row i·cols + j), its D2D draws applied and the
+    formed state within its bounds (:func:`rram.card.formed_state`, as the Monte Carlo
+    keeps it)."""
+    cards = CardBatch.of(spec.card, spec.n_cells)
     if spec.variation is not None and spec.variation.of_kind("d2d"):
         from ..mc.draws import draw_d2d
 
-        drawn = draw_d2d(spec.variation, dict(spec.card.values), spec.seed,
-                         range(spec.n_cells))
-        for name, values in drawn.items():
-            P[:, PARAMETER_NAMES.index(name)] = values
-        # the formed state within its bounds, as the Monte Carlo keeps it (rram.mc.run)
-        P[:, _IX["x0"]] = np.clip(P[:, _IX["x0"]], 0.0, P[:, _IX["l0"]])
-        P[:, _IX["w0"]] = np.clip(P[:, _IX["w0"]], 1e-11, P[:, _IX["wcf"]])
-    return P
+        drawn = draw_d2d(spec.variation, spec.card.values, spec.seed, range(spec.n_cells))
+        gap, width = drawn.pop("x0", cards["x0"]), drawn.pop("w0", cards["w0"])
+        cards = formed_state(cards, gap, width, **drawn)
+    return cards
 
 
 @dataclass(frozen=True)
@@ -91,18 +84,18 @@ def named_pattern(name: str, shape: tuple[int, int], seed: int = 0) -> np.ndarra
     raise InputError(f"data pattern {name!r}: valid are {', '.join(PATTERNS)}")
 
 
-def with_states(spec: ArraySpec, P: np.ndarray, states: States | None) -> np.ndarray:
-    """``P`` with each cell's ``x0``/``w0`` at its state, checked against its range:
+def with_states(spec: ArraySpec, cards: CardBatch, states: States | None) -> CardBatch:
+    """``cards`` with each cell's ``x0``/``w0`` at its state, checked against its range:
     0 ≤ gap ≤ l0 and wmin ≤ width ≤ wcf of that cell's card."""
     if states is None:
-        return P
+        return cards
     if states.gap_nm.shape != spec.shape:
         raise InputError(f"cell states have shape {states.gap_nm.shape}; the array is "
                          f"{spec.rows} x {spec.cols}")
     gap = states.gap_nm.reshape(-1) * NM
     width = states.width_nm.reshape(-1) * NM
-    checks = (("gap", gap, np.zeros_like(gap), P[:, _IX["l0"]]),
-              ("width", width, P[:, _IX["wmin"]], P[:, _IX["wcf"]]))
+    checks = (("gap", gap, np.zeros_like(gap), cards["l0"]),
+              ("width", width, cards["wmin"], cards["wcf"]))
     for what, v, lo, hi in checks:
         bad = np.flatnonzero((v < lo) | (v > hi))
         if bad.size:
@@ -110,10 +103,7 @@ def with_states(spec: ArraySpec, P: np.ndarray, states: States | None) -> np.nda
             raise InputError(
                 f"cell ({k // spec.cols}, {k % spec.cols}) {what} {v[k] / NM:g} nm is out "
                 f"of range: valid is [{lo[k] / NM:g}, {hi[k] / NM:g}] nm")
-    out = P.copy()
-    out[:, _IX["x0"]] = gap
-    out[:, _IX["w0"]] = width
-    return out
+    return cards.with_columns(x0=gap, w0=width)
 
 
 #: Series resistance of the condensing kernel's bit line (Ω): any value works (the
@@ -130,21 +120,31 @@ class CellBank:
     """All RRAM cells of an array, condensed: :meth:`evaluate` gives every cell's
     current and conductance at given te−be voltages, warm-started from the last call."""
 
-    def __init__(self, P: np.ndarray) -> None:
+    def __init__(self, cards: CardBatch) -> None:
         from ..engine.jit import load_compiled
+        from ..engine.run import newton_limits
 
-        self._k = load_compiled("rram.array._condense")
+        self._k = load_compiled("rram.array._condense", cards.model)
+        #: the condensing kernel's layout (the resistor circuit around the cells' model)
+        self.layout = lay = build_circuit("resistor", cards.model).layout
         circuit = {p.name: p.default for p in CIRCUIT_PARAMETERS}
         circuit["rs"] = _RS
         tail = np.array([circuit[p.name] for p in CIRCUIT_PARAMETERS])
-        self.P = np.ascontiguousarray(np.hstack([P, np.tile(tail, (len(P), 1))]))
-        self.n = len(P)
-        self.Y = np.zeros((self.n, 7))  # mid, ti, bi, tip, dgap, dwidth, dtemp
-        # the states sit at x0, w0: their changes are zero and held
-        self.frozen = np.array([True, False, False, False, True, True, False])
-        self.atol = np.array([1e-12] * 4 + [1e-6] * 2 + [1e-6])
-        self.lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])
+        self.P = np.ascontiguousarray(np.hstack([cards.values,
+                                                 np.tile(tail, (len(cards), 1))]))
+        self.n = len(cards)
+        self.Y = np.zeros((self.n, len(lay.unknowns)))
+        # the bit line sits at te; the states sit at x0, w0: their changes are zero, held
+        self.frozen = np.zeros(len(lay.unknowns), bool)
+        self.frozen[[lay.unknown("mid"), *lay.of_unit("nm")]] = True
+        self.atol = lay.per_unit({"V": 1e-12, "nm": 1e-6, "K": 1e-6})
+        self.lim = newton_limits(lay)
         self._fresh = True
+
+    def set_states(self, gap_m: np.ndarray, width_m: np.ndarray) -> None:
+        """Every cell's frozen state (its ``x0``/``w0``, m), in place."""
+        self.P[:, self.layout.column("x0")] = gap_m
+        self.P[:, self.layout.column("w0")] = width_m
 
     def evaluate(self, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(current into te (A), dI/dV (S)) of every cell at te−be voltage ``v`` (V)."""
@@ -169,8 +169,9 @@ class CellBank:
             Y = self.Y[todo].copy()
             if tip is not None:
                 # ti at te, bi at be (ground in the kernel's frame), the tip in between
-                Y[:, _AT["ti"]], Y[:, _AT["bi"]] = v[todo], 0.0
-                Y[:, _AT["tip"]], Y[:, _AT["dtemp"]] = tip * v[todo], 0.0
+                at = self.layout.unknown
+                Y[:, at("ti")], Y[:, at("bi")] = v[todo], 0.0
+                Y[:, at("tip")], Y[:, at("dtemp")] = tip * v[todo], 0.0
             st = np.zeros(todo.size, np.int64)
             I, G = np.empty(todo.size), np.empty(todo.size)
             self._k.condense(self.P[todo] if todo.size < self.n else self.P, v[todo], Y,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..card import PARAMETER_NAMES, PARAMETERS, default_card
+from ..card import CardBatch, default_card
 from ..errors import InputError
 from ..expr import Expr, substitute, sym
 from ..model import node_symbol
@@ -31,12 +31,10 @@ from ..netlist import (
     Resistor,
     VSource,
 )
-from ..params import Card
 from .devices import Device, nmos_current
 from .spec import Transistor
 
 GND = -1
-_MODEL_NAMES = [p.name for p in PARAMETERS if p.kind != "instance"]
 
 
 @dataclass(frozen=True)
@@ -55,8 +53,8 @@ class Circuit:
     """Nets ``0..n_nets-1`` (names from ``net_name``); element arrays by kind.
 
     ``sources``: grounded DC sources (net, volts); ``cells``: RRAM cells (te, be) with
-    one card row each in ``cell_params`` (columns :data:`rram.card.PARAMETER_NAMES`,
-    states at ``x0``/``w0``, held)."""
+    one card each in ``cell_cards`` (a batch, row k the card of cell k; states at
+    ``x0``/``w0``, held)."""
 
     n_nets: int
     net_name: Callable[[int], str]
@@ -68,7 +66,7 @@ class Circuit:
     volts: np.ndarray
     src_name: Callable[[int], str]
     cells: np.ndarray  # (k, 2) te, be
-    cell_params: np.ndarray
+    cell_cards: CardBatch
     cell_name: Callable[[int], str]
     groups: tuple[DeviceGroup, ...] = ()
     title: str = "rram circuit"
@@ -118,7 +116,7 @@ def from_netlist(netlist: Netlist) -> Circuit:
             if not e.frozen:
                 raise InputError(f"cell {e.name}: the native DC engine reads frozen cells")
             cells.append((_index(e.te, nets), _index(e.be, nets)))
-            cards.append([e.card.values[k] for k in PARAMETER_NAMES])
+            cards.append(e.card)
             cell_names.append(e.name)
         elif isinstance(e, Nmos):
             t = Transistor(e.kp, e.wl, e.vto)
@@ -149,24 +147,14 @@ def from_netlist(netlist: Netlist) -> Circuit:
         src=np.array(src, np.int64), volts=np.array(volts, float),
         src_name=src_names.__getitem__,
         cells=np.array(cells, np.int64).reshape(-1, 2),
-        cell_params=np.array(cards, float).reshape(-1, len(PARAMETER_NAMES)),
+        cell_cards=CardBatch.of(cards) if cards else CardBatch.empty(default_card()),
         cell_name=cell_names.__getitem__,
         groups=tuple(DeviceGroup(dev, np.array(nodes, np.int64), names_.__getitem__, t)
                      for dev, nodes, names_, t in groups.values()),
         title=netlist.title, meta=netlist.meta)
 
 
-def cell_cards(params: np.ndarray, base: Card | None = None) -> list[Card]:
-    """One card per row of ``params`` (only the columns that differ from ``base`` are
-    replaced, and checked)."""
-    base = base or default_card()
-    ref = np.array([base.values[k] for k in PARAMETER_NAMES])
-    changed = [k for k in range(len(PARAMETER_NAMES)) if np.any(params[:, k] != ref[k])]
-    return [base.replace(**{PARAMETER_NAMES[k]: float(row[k]) for k in changed})
-            if changed else base for row in params]
-
-
-def to_netlist(c: Circuit, base: Card | None = None, dynamic: bool = False) -> Netlist:
+def to_netlist(c: Circuit, dynamic: bool = False) -> Netlist:
     """The elements of ``c`` for the ngspice printer.  Cells with equal model
     parameters share one ``.model`` card (``rm<k>``, numbered by first use).  Cells are
     frozen, or with ``dynamic`` free from their card's ``x0``/``w0``, their state ports
@@ -184,10 +172,11 @@ def to_netlist(c: Circuit, base: Card | None = None, dynamic: bool = False) -> N
     for k, ((a, b), f) in enumerate(zip(c.caps, c.farads, strict=True)):
         out.append(Capacitor(f"w{k}", net(a), net(b), float(f)))
     models: dict[tuple[float, ...], str] = {}
-    model_cols = [PARAMETER_NAMES.index(k) for k in _MODEL_NAMES]
-    for k, ((te, be), card) in enumerate(zip(c.cells, cell_cards(c.cell_params, base),
-                                             strict=True)):
-        key = tuple(c.cell_params[k, model_cols])
+    cards = c.cell_cards
+    model_cols = [k for k, p in enumerate(cards.model.parameters) if p.kind != "instance"]
+    for k, (te, be) in enumerate(c.cells):
+        card = cards.card(k)
+        key = tuple(cards.values[k, model_cols])
         model = models.setdefault(key, f"rm{len(models)}")
         name_k = c.cell_name(k)
         states = (f"xg{name_k}", f"xw{name_k}") if dynamic else None

@@ -10,7 +10,9 @@ an operating point; its vectors are the nets, ``i(vout<j>)`` (column outputs, A)
 
 from __future__ import annotations
 
-from ..netlist import FROZEN_PORTS, CellModel, Netlist, VSource, deck
+from ..errors import InputError
+from ..model import Model
+from ..netlist import FROZEN_PORTS, Cell, CellModel, Netlist, VSource, deck
 from ..spice import validate
 from ..spice.testbench import OSDI_THREADS_NOTE
 from .circuit import Circuit, to_netlist
@@ -19,28 +21,30 @@ from .circuit import Circuit, to_netlist
 FROZEN_MODEL = "rram_frozen"
 
 
-def frozen_subckt() -> str:
-    """The subcircuit with the state nodes as ports (see :mod:`rram.printers`)."""
-    from ..model import MODEL
+def frozen_subckt(model: Model) -> str:
+    """The subcircuit of ``model`` with the state nodes as ports (see
+    :mod:`rram.printers`)."""
     from ..printers.spice_printer import render_subckt
 
-    return render_subckt(MODEL, name=FROZEN_MODEL, expose=FROZEN_PORTS)
+    return render_subckt(model, name=FROZEN_MODEL, expose=FROZEN_PORTS)
 
 
-def frozen_osdi() -> str:
-    """Path of the compiled frozen-state Verilog-A module (compiled once, cached)."""
+def frozen_osdi(model: Model) -> str:
+    """Path of ``model``'s compiled frozen-state Verilog-A module (compiled once, cached)."""
     from ..spice.models import osdi_module
 
-    return str(osdi_module(FROZEN_MODEL, FROZEN_PORTS))
+    return str(osdi_module(model, FROZEN_MODEL, FROZEN_PORTS))
 
 
-def header(kind: str, osdi_path: str | None = None, in_deck_osdi: bool = True) -> list[str]:
-    """Options and model loading of an array deck (``kind``: ``subckt`` or ``osdi``).
+def header(kind: str, model: Model, osdi_path: str | None = None,
+           in_deck_osdi: bool = True) -> list[str]:
+    """Options and model loading of an array deck (``kind``: ``subckt`` or ``osdi``) of
+    cells of ``model``.
 
     KLU, as for every OSDI deck of this project (the subcircuit decks' reason for
     Sparse 1.3, the abrupt SET in a transient, does not arise at a frozen state)."""
     if kind == "subckt":
-        return [".options klu", *frozen_subckt().splitlines()]
+        return [".options klu", *frozen_subckt(model).splitlines()]
     if osdi_path is None:
         raise ValueError("an OSDI deck needs the path of the compiled module")
     out = [OSDI_THREADS_NOTE, ".options klu num_threads=1"]
@@ -54,8 +58,16 @@ def render(circuit: Circuit | Netlist, kind: str = "subckt", osdi_path: str | No
            in_deck_osdi: bool = True) -> str:
     """The operating-point deck of ``circuit``."""
     netlist = circuit if isinstance(circuit, Netlist) else to_netlist(circuit)
-    model = CellModel(kind, FROZEN_MODEL)
-    return deck(netlist, model, header(kind, osdi_path, in_deck_osdi), [".op"])
+    return deck(netlist, CellModel(kind, FROZEN_MODEL),
+                header(kind, cell_model(netlist), osdi_path, in_deck_osdi), [".op"])
+
+
+def cell_model(netlist: Netlist) -> Model:
+    """The model of the netlist's cells (one model per deck)."""
+    models = {id(c.card.model): c.card.model for c in netlist.of_type(Cell)}
+    if len(models) != 1:
+        raise InputError(f"an array deck takes cells of one model, got {len(models)}")
+    return next(iter(models.values()))
 
 
 def pulse_shape(rise: float, width: float, fall: float, gap: float, count: int
@@ -95,7 +107,8 @@ def render_write(circuit: Circuit, rise: float, width: float, fall: float, gap: 
     netlist = Netlist(elements, netlist.title + " write", netlist.meta)
     model = CellModel(kind, FROZEN_MODEL)
     tmax = width / 20 if max_step is None else max_step
-    head = [*header(kind, osdi_path, in_deck_osdi), ".options method=gear reltol=1e-4"]
+    head = [*header(kind, circuit.cell_cards.model, osdi_path, in_deck_osdi),
+            ".options method=gear reltol=1e-4"]
     save = [f"v({n})" for pair in state_nets(circuit) for n in pair]
     return deck(netlist, model, head, [f".tran {tmax / 10:.6g} {times[-1]:.6g} 0 {tmax:.6g}"],
                 save)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..card import CardBatch
 from ..errors import InputError
 from .build import build, output_sources
 from .cells import CellBank, States, cell_parameters, with_states
@@ -79,12 +80,12 @@ def read_result(spec: ArraySpec, c: Circuit, op: OperatingPoint, v_rows, v_cols,
 
 
 def solve_read(spec: ArraySpec, v_rows, states: States | None, v_gates, v_cols,
-               params: np.ndarray | None = None
+               params: CardBatch | None = None
                ) -> tuple[Circuit, CellBank, OperatingPoint]:
     """The circuit of a read, its cells' bank and its operating point (see :func:`read`;
     ``params``: the cells' card rows if already drawn)."""
     c = build(spec, v_rows, states, v_gates=v_gates, v_cols=v_cols, params=params)
-    bank = CellBank(c.cell_params)
+    bank = CellBank(c.cell_cards)
     x0 = _selector_guess(spec, c, bank, v_rows, v_cols) if spec.topology == "1s1r" else None
     return c, bank, operating_point(c, bank, x0)
 
@@ -140,7 +141,7 @@ class VmmResult:
 
 
 def chord_conductance(spec: ArraySpec, states: States | None, v_ref: float,
-                      params: np.ndarray | None = None) -> np.ndarray:
+                      params: CardBatch | None = None) -> np.ndarray:
     """I(v_ref)/v_ref of every cell from the model (S, flattened rows × cols)."""
     if not 0 < abs(v_ref) <= 2:
         raise InputError(f"reference read voltage v_ref = {v_ref!r} V: valid is "

@@ -189,7 +189,7 @@ def operating_point(c: Circuit, bank: CellBank | None = None,
     by :data:`CONTRACTION` or better, and refreshed otherwise (the factorisation costs
     ten to a hundred cell evaluations on a large array)."""
     st = _Stamp(c)
-    bank = bank or CellBank(c.cell_params)
+    bank = bank or CellBank(c.cell_cards)
     if bank.n != len(c.cells):
         raise InputError(f"the cell bank has {bank.n} cells, the circuit {len(c.cells)}")
     x = np.zeros(st.free.size) if x0 is None else np.asarray(x0, float).copy()

@@ -22,10 +22,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..checks import is_number
 from ..errors import InputError
-from ..params import Card
 from ..variation import VariationSpec
 
 TOPOLOGIES = ("1r", "1s1r", "1t1r")

@@ -44,9 +44,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import PARAMETER_NAMES
-from ..circuits import CIRCUIT_PARAMETERS
-from ..equations import NM
+from ..card import CardBatch
+from ..circuits import CIRCUIT_PARAMETERS, build_circuit
+from ..constants import NM
 from ..errors import ConvergenceError, InputError
 from ..status import Status, succeeded
 from .build import build
@@ -60,11 +60,6 @@ SCHEMES = ("v/2", "v/3", "float")
 RC_RATIO = 10.0
 #: Read voltage of the cells' resistance (V), each cell on its own.
 V_READ = 0.1
-_IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
-_IRS = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("rs")
-_ICD = len(PARAMETER_NAMES) + [p.name for p in CIRCUIT_PARAMETERS].index("cd")
-_ICP = PARAMETER_NAMES.index("cp")
-_UMID, _UGAP, _UWIDTH = 0, 4, 5  # rram.engine.run.UNKNOWNS: mid (= te), dgap, dwidth
 MAX_SWEEPS = 40
 #: Relative change of a cell's chord conductance that refreshes the Thevenin resistances.
 REFRESH = 0.1
@@ -135,7 +130,7 @@ def half_selected(shape: tuple[int, int], cell: tuple[int, int]) -> np.ndarray:
 
 
 def write_circuit(spec: ArraySpec, cell: tuple[int, int], scheme: str, v: float,
-                  params: np.ndarray | None = None, states: States | None = None) -> Circuit:
+                  params: CardBatch | None = None, states: States | None = None) -> Circuit:
     """The array under ``scheme`` (plateau bias ``v``), floating lines without sources."""
     rows, cols, float_rows, float_cols = line_bias(spec, cell, scheme, v)
     c = build(spec, rows, states, params=params, v_cols=cols)
@@ -242,13 +237,17 @@ class _Pulse:
     plateau value) and ``substeps`` on the plateau."""
 
     def __init__(self, spec: ArraySpec, cell: tuple[int, int], scheme: str,
-                 pulse: PulseTrain, P: np.ndarray, substeps: int, vtol: float,
+                 pulse: PulseTrain, cards: CardBatch, substeps: int, vtol: float,
                  options) -> None:
-        self.c = write_circuit(spec, cell, scheme, pulse.amplitude, P)
-        self.bank = CellBank(P)
+        self.c = write_circuit(spec, cell, scheme, pulse.amplitude, cards)
+        self.bank = CellBank(cards)
         self.pulse, self.vtol, self.options = pulse, vtol, options
+        self.model = cards.model
+        #: every cell as a device of the resistor circuit: its layout and parameters
+        self.circuit = build_circuit("resistor", cards.model)
+        self.lay = self.circuit.layout
         tail = np.array([p.default for p in CIRCUIT_PARAMETERS])
-        self.P = np.hstack([P, np.tile(tail, (len(P), 1))])
+        self.P = np.hstack([cards.values, np.tile(tail, (len(cards), 1))])
         p, E = pulse, EDGE_POINTS
         up = np.arange(1, E + 1) / E  # the rise's points, its end (the plateau's start) last
         down = 1 - np.arange(1, E) / E  # the fall's points before its end (0 V)
@@ -276,7 +275,7 @@ class _Pulse:
         c = self._circuits.get(scale)
         if c is None:
             c = self._circuits[scale] = dataclasses.replace(self.c, volts=self.c.volts * scale)
-        self.bank.P[:, _IX0], self.bank.P[:, _IW0] = gap_m, width_m
+        self.bank.set_states(gap_m, width_m)
         op = operating_point(c, self.bank, self._x if scale == 1.0 else None)
         if scale == 1.0:
             self._x = op.v[np.setdiff1d(np.arange(c.n_nets), c.src)]
@@ -301,7 +300,8 @@ class _Pulse:
         # through the cells); of the cells that take a tenth of the write voltage or
         # more (the others hardly move: an unselected 1S1R cell's middle node charges
         # through its off selector, slowly and to nothing)
-        cap = self.P[:, _ICP] + self.P[:, _ICD] + self.c_line
+        col = self.lay.column
+        cap = self.P[:, col("cp")] + self.P[:, col("cd")] + self.c_line
         loaded = np.abs(op.v_cell) >= 0.1 * abs(self.pulse.amplitude)
         if loaded.any():
             self.tau_cells = max(self.tau_cells,
@@ -318,13 +318,14 @@ class _Pulse:
         v = op.v_cell[:, None] * self.scale[None, :]
         i = op.i_cell[:, None] * self.scale[None, :]
         v_th = v + r_th[:, None] * i
-        self.P[:, _IX0], self.P[:, _IW0] = gap_m, width_m
+        lay = self.lay
+        self.P[:, lay.column("x0")], self.P[:, lay.column("w0")] = gap_m, width_m
         every = list(range(len(self.t)))
         for sweep in range(1, MAX_SWEEPS + 1):
-            self.P[:, _IRS] = r_th
+            self.P[:, lay.column("rs")] = r_th
             y = self._integrate(v_th)
-            gaps = gap_m[:, None] + y[:, :, _UGAP] * NM
-            widths = width_m[:, None] + y[:, :, _UWIDTH] * NM
+            gaps = gap_m[:, None] + y[:, :, lay.unknown("dgap")] * lay.anchor("dgap")[1]
+            widths = width_m[:, None] + y[:, :, lay.unknown("dwidth")] * lay.anchor("dwidth")[1]
             # the array at the states of the plateau's ends; at every sample once they
             # moved the voltages
             todo = [self.k_start, self.k_end] if sweep == 1 else every
@@ -360,8 +361,8 @@ class _Pulse:
         VP = np.hstack([np.zeros((n, 1)), v_th, np.zeros((n, 2))])
         OUT = np.tile(np.append(self.t, self.times[-1]), (n, 1))
         ICC = np.ones((n, TP.shape[1] - 1))
-        out, status, _, _ = integrate_arrays("resistor", self.P, TP, VP, ICC,
-                                                 np.zeros(n), OUT, self.options)
+        out, status, _, _ = integrate_arrays(self.circuit, self.P, TP, VP, ICC,
+                                             np.zeros(n), OUT, self.model, self.options)
         bad = np.flatnonzero(~succeeded(status))
         if bad.size:
             d = int(bad[0])
@@ -370,13 +371,13 @@ class _Pulse:
         return out
 
 
-def cell_resistance(P: np.ndarray, gap_m: np.ndarray, width_m: np.ndarray,
-          bank: CellBank | None = None) -> tuple[np.ndarray, CellBank]:
+def cell_resistance(cards: CardBatch, gap_m: np.ndarray, width_m: np.ndarray,
+                    bank: CellBank | None = None) -> tuple[np.ndarray, CellBank]:
     """Every cell's resistance on its own at :data:`V_READ` (Ω), its states ``gap_m``,
-    ``width_m`` (m) on the card rows ``P``; ``bank``: reused (warm start)."""
-    bank = bank or CellBank(P.copy())
-    bank.P[:, _IX0], bank.P[:, _IW0] = gap_m, width_m
-    current, _ = bank.evaluate(np.full(len(P), V_READ))
+    ``width_m`` (m) on ``cards``; ``bank``: reused (warm start)."""
+    bank = bank or CellBank(cards)
+    bank.set_states(gap_m, width_m)
+    current, _ = bank.evaluate(np.full(len(cards), V_READ))
     return V_READ / current, bank
 
 
@@ -423,7 +424,7 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
     tau = check_write(spec, cell, pulse, scheme, substeps, vtol)
     m, n = spec.shape
     P = with_states(spec, cell_parameters(spec), states)
-    gap, width = P[:, _IX0].copy(), P[:, _IW0].copy()
+    gap, width = P["x0"].copy(), P["w0"].copy()
     engine = _Pulse(spec, cell, scheme, pulse, P, substeps, vtol, options)
     history = np.empty((pulse.count + 1, m * n))
     history[0], reader = cell_resistance(P, gap, width)
@@ -436,7 +437,7 @@ def write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain, scheme: str
         history[k + 1], _ = cell_resistance(P, gap, width, reader)
         if progress is not None:
             progress(k + 1)
-    s0 = States(P[:, _IX0].reshape(m, n) / NM, P[:, _IW0].reshape(m, n) / NM)
+    s0 = States(P["x0"].reshape(m, n) / NM, P["w0"].reshape(m, n) / NM)
     return WriteResult(cell, scheme, pulse, s0,
                        States(gap.reshape(m, n) / NM, width.reshape(m, n) / NM),
                        history.reshape(-1, m, n), np.asarray(v_first).reshape(m, n), tau,

@@ -16,14 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import PARAMETER_NAMES
-from ..equations import NM
+from ..constants import NM
 from .cells import States, cell_parameters, with_states
 from .export import frozen_osdi, render_write, state_nets
 from .spec import ArraySpec
 from .write import V_READ, PulseTrain, cell_resistance, check_quasi_static, write_circuit
-
-_IX0, _IW0 = PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ def ngspice_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
     c = write_circuit(spec, cell, scheme, pulse.amplitude, P)
     session = NgspiceSession.get()
     if kind == "osdi":
-        path = frozen_osdi()
+        path = frozen_osdi(P.model)
         session.load_osdi(path)
         deck = render_write(c, pulse.rise, pulse.width, pulse.fall, pulse.gap, pulse.count,
                             "osdi", path, in_deck_osdi=False, max_step=max_step)
@@ -66,8 +63,8 @@ def ngspice_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
     nets = state_nets(c)
     dgap = np.array([float(vec[f"v({g})"][-1]) for g, _ in nets])
     dwidth = np.array([float(vec[f"v({w})"][-1]) for _, w in nets])
-    gap, width = P[:, _IX0] + dgap * NM, P[:, _IW0] + dwidth * NM
-    r0, bank = cell_resistance(P, P[:, _IX0], P[:, _IW0])
+    gap, width = P["x0"] + dgap * NM, P["w0"] + dwidth * NM
+    r0, bank = cell_resistance(P, P["x0"], P["w0"])
     r, _ = cell_resistance(P, gap, width, bank)
     m, n = spec.shape
     return SpiceWrite(States(gap.reshape(m, n) / NM, width.reshape(m, n) / NM),

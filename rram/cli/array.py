@@ -32,7 +32,7 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
 
     c = build(spec, v_read, states, v_gates=v_gate)
     if model_kind == "osdi":
-        model_path = model_path or frozen_osdi()
+        model_path = model_path or frozen_osdi(spec.card.model)
     write_text_atomic(out, render(c, model_kind, model_path))
     echo_err(f"wrote {out} ({spec.topology} {spec.rows}x{spec.cols}, {c.n_nets} nets, "
              f"{model_kind} cells)")

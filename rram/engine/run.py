@@ -14,24 +14,28 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from ..card import PARAMETER_NAMES, default_card
+from ..card import Card, CardBatch, default_card
 from ..checks import is_number
 from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
-from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import GAP_CLOSED_NM
-from ..params import Card
+from ..model import Circuit, Layout, Model
 from ..status import N_STATS, Stat, Status, succeeded
 from .stimulus import Stimulus
 
-#: Unknowns of every engine circuit, in kernel order (one layout: the kernels share it).
-UNKNOWNS = build_circuit(CIRCUIT_KINDS[0]).unknowns
-if any(build_circuit(k).unknowns != UNKNOWNS for k in CIRCUIT_KINDS):
-    raise RuntimeError("the engine's circuits must share one unknown layout")
 COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", "gap_nm",
            "width_nm", "temperature_K")
 
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+#: The tidy table's column of each state node: its value from the node's anchor.
+STATE_COLUMNS = {"dgap": "gap_nm", "dwidth": "width_nm", "dtemp": "temperature_K"}
+
+
+def engine_circuit(kind: str, model: Model) -> Circuit:
+    """The engine's circuit ``kind`` around a cell of ``model``, the name checked."""
+    if kind not in CIRCUIT_KINDS:
+        raise InputError(f"unknown circuit {kind!r}; valid: {', '.join(CIRCUIT_KINDS)}")
+    return build_circuit(kind, model)
 
 
 @dataclass(frozen=True)
@@ -72,23 +76,30 @@ class Options:
                        atol_nm=self.atol_nm / factor, atol_k=self.atol_k / factor,
                        chgtol=self.chgtol / factor)
 
-    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        atol = np.array([self.atol_v] * 4 + [self.atol_nm] * 2 + [self.atol_k])
-        # node voltages: charge-based (SPICE); gap and width: absolute in nm (they hold the
-        # change since x0/w0, and the current's sensitivity exp(-x/xt) is absolute in x);
-        # temperature rise: relative + absolute
-        errkind = np.array([1, 1, 1, 1, 2, 2, 0], np.int64)
-        lim = np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 100.0])
-        return atol, errkind, lim
+    def arrays(self, layout: Layout) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(absolute tolerance, error test, Newton limit) of each unknown of ``layout``,
+        by its unit: node voltages (V) are tested through their charge (SPICE); the gap
+        and width (nm) absolutely (they hold the change since x0/w0, and the current's
+        sensitivity exp(-x/xt) is absolute in x); the temperature rise (K) relatively
+        and absolutely."""
+        atol = layout.per_unit({"V": self.atol_v, "nm": self.atol_nm, "K": self.atol_k})
+        errkind = layout.per_unit({"V": 1, "nm": 2, "K": 0}).astype(np.int64)
+        return atol, errkind, newton_limits(layout)
 
 
-def electrodes(circuit: str, v_app: np.ndarray, mid: np.ndarray
+def newton_limits(layout: Layout) -> np.ndarray:
+    """The largest change of each unknown per Newton iteration (SPICE-style limiting):
+    0.5 V or 0.5 nm, 100 K."""
+    return layout.per_unit({"V": 0.5, "nm": 0.5, "K": 100.0})
+
+
+def electrodes(circuit: Circuit, v_app: np.ndarray, mid: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     """(top, bottom) electrode voltages of the cell in the unknown layout, from the
     nets its ports sit on in the circuit's netlist (:func:`rram.circuits.device_netlist`):
     the bit line and ``mid`` in the 1T1R cell, ``mid`` and ground in a series circuit."""
     nets = {"0": np.zeros_like(mid), "mid": mid, "bl": v_app}  # bl: SOURCES' v_app
-    ports = build_circuit(circuit).device_nodes
+    ports = circuit.device_nodes
     return nets[ports["te"]], nets[ports["be"]]
 
 
@@ -97,14 +108,23 @@ class SimResult:
     """Sampled unknowns of every device, with what is needed to label them."""
 
     circuit: str
-    cards: list[Card]
+    cards: CardBatch
     circuit_params: np.ndarray
     stimuli: list[Stimulus]
-    samples: list[np.ndarray]  # per device: (M_d, len(UNKNOWNS))
+    samples: list[np.ndarray]  # per device: (M_d, unknowns of the circuit's layout)
     status: np.ndarray
     stats: np.ndarray
     events: dict[str, np.ndarray] = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+
+    @property
+    def engine_circuit(self) -> Circuit:
+        return build_circuit(self.circuit, self.cards.model)
+
+    @property
+    def layout(self) -> Layout:
+        """Where each unknown sits in :attr:`samples` and the events' ``yend``."""
+        return self.engine_circuit.layout
 
     def failures(self) -> list[tuple[int, str, float]]:
         return [
@@ -134,10 +154,9 @@ class SimResult:
         keep = np.isfinite(y).all(axis=1)  # samples after a stop or failure are NaN
         y, t = y[keep], t[keep]
         v_app = st.voltage(t)
-        rtop = self.cards[d]["rtop"]
-        tamb = self.cards[d]["tamb"]
-        mid, ti = y[:, 0], y[:, 1]
-        v_te, v_be = electrodes(self.circuit, v_app, mid)
+        lay, card = self.layout, self.cards.card(d)
+        mid, ti = y[:, lay.unknown("mid")], y[:, lay.unknown("ti")]
+        v_te, v_be = electrodes(self.engine_circuit, v_app, mid)
         seg = st.segment_of(t)
         return {
             "time_s": t,
@@ -145,10 +164,9 @@ class SimResult:
             "phase": np.array(st.phases)[seg],
             "v_applied_V": v_app,
             "v_cell_V": v_te - v_be,
-            "current_A": (v_te - ti) / rtop,
-            "gap_nm": self.cards[d]["x0"] / NM + y[:, 4],
-            "width_nm": self.cards[d]["w0"] / NM + y[:, 5],
-            "temperature_K": tamb + y[:, 6],
+            "current_A": (v_te - ti) / card["rtop"],
+            **{STATE_COLUMNS[node]: card[anchor] / scale + y[:, lay.unknown(node)]
+               for node, anchor, scale in lay.states},
         }
 
     def frame(self, devices: Sequence[int] | None = None) -> pd.DataFrame:
@@ -161,17 +179,6 @@ class SimResult:
             df.insert(0, "device", d)
             parts.append(df)
         return pd.concat(parts, ignore_index=True)[list(COLUMNS)]
-
-
-def _as_cards(cards: Card | Sequence[Card] | None, n: int) -> list[Card]:
-    if cards is None:
-        return [default_card()] * n
-    if isinstance(cards, Card):
-        return [cards] * n
-    cards = list(cards)
-    if len(cards) != n:
-        raise InputError(f"got {len(cards)} cards for {n} devices")
-    return cards
 
 
 def _circuit_matrix(params: Mapping[str, object] | None, n: int) -> np.ndarray:
@@ -228,26 +235,23 @@ def _groups(items: Sequence) -> list[tuple[object, np.ndarray]]:
     return [(item, np.asarray(devices)) for item, devices in index.values()]
 
 
-def _card_matrix(cards: Sequence[Card], cp: np.ndarray) -> np.ndarray:
-    """(n, card + circuit parameters): each distinct card's row built once."""
-    P = np.empty((len(cards), len(PARAMETER_NAMES) + cp.shape[1]))
-    for card, devices in _groups(cards):
-        P[devices, : len(PARAMETER_NAMES)] = [card.values[k] for k in PARAMETER_NAMES]
-    P[:, len(PARAMETER_NAMES):] = cp
-    return P
+def _card_matrix(cards: CardBatch, cp: np.ndarray) -> np.ndarray:
+    """(n, card + circuit parameters): the layout of the circuits' parameter vectors."""
+    return np.hstack([cards.values, cp])
 
 
-def initial_guess(p: np.ndarray) -> np.ndarray:
-    """Unknowns at rest: nodes at 0 V, states at x0, w0 (zero change), no heating."""
-    return np.zeros((p.shape[0], len(UNKNOWNS)))
+def initial_guess(circuit: Circuit, n: int) -> np.ndarray:
+    """Unknowns at rest: nodes at 0 V, states at their anchors (zero change), no heating."""
+    return np.zeros((n, len(circuit.unknowns)))
 
 
 def prepare_inputs(circuit: str, stimuli: Stimulus | Sequence[Stimulus],
-                   cards: Card | Sequence[Card] | None,
+                   cards: Card | Sequence[Card] | CardBatch | None,
                    circuit_params: Mapping[str, object] | None, n_devices: int | None
-                   ) -> tuple[list[Stimulus], list[Card], np.ndarray]:
+                   ) -> tuple[list[Stimulus], CardBatch, np.ndarray]:
     """The inputs of a simulation, checked and broadcast to one entry per device: the
-    stimuli, the cards and the circuit-parameter matrix (shared by every engine)."""
+    stimuli, the cards (a batch) and the circuit-parameter matrix (shared by every
+    engine)."""
     if circuit not in CIRCUIT_KINDS:
         raise InputError(f"unknown circuit {circuit!r}; valid: {', '.join(CIRCUIT_KINDS)}")
     if isinstance(stimuli, Stimulus):
@@ -257,43 +261,48 @@ def prepare_inputs(circuit: str, stimuli: Stimulus | Sequence[Stimulus],
     if not stimuli:
         raise InputError("no devices to simulate")
     n = len(stimuli)
-    return stimuli, _as_cards(cards, n), _circuit_matrix(circuit_params, n)
+    batch = CardBatch.of(default_card() if cards is None else cards,
+                         n if cards is None or isinstance(cards, Card) else None)
+    if len(batch) != n:
+        raise InputError(f"got {len(batch)} cards for {n} devices")
+    return stimuli, batch, _circuit_matrix(circuit_params, n)
 
 
-def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray,
-                     ICC: np.ndarray, VG: np.ndarray, OUT: np.ndarray,
+def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.ndarray,
+                     ICC: np.ndarray, VG: np.ndarray, OUT: np.ndarray, model: Model,
                      options: Options | None = None,
                      stop_current: float | Sequence[float] | np.ndarray | None = None,
                      thresholds: np.ndarray | None = None,
                      gap_closed: np.ndarray | None = None, progress: bool = False
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """The compiled integration of ``n`` devices given as arrays (what :func:`simulate`
-    packs from cards and stimuli): ``P`` (n, card + circuit parameters), the PWL
-    stimulus ``TP`` (s) / ``VP`` (V) (n, breakpoints), compliance ``ICC`` (A, n,
-    segments), gate voltages ``VG`` (V, n) and output times ``OUT`` (s, n, samples;
-    +inf pads).  The initial state is each card's ``x0``/``w0`` at the operating point
-    of the stimulus' first value.  Returns the sampled unknowns (n, samples,
-    :data:`UNKNOWNS`), the status and statistics per device and the per-segment events
-    (see :func:`simulate`)."""
+    packs from cards and stimuli) in ``circuit`` around cells of ``model``: ``P`` (n,
+    the circuit layout's parameters), the PWL stimulus ``TP`` (s) / ``VP`` (V) (n,
+    breakpoints), compliance ``ICC`` (A, n, segments), gate voltages ``VG`` (V, n) and
+    output times ``OUT`` (s, n, samples; +inf pads).  The initial state is each card's
+    ``x0``/``w0`` at the operating point of the stimulus' first value.  Returns the
+    sampled unknowns (n, samples, the layout's unknowns), the status and statistics per
+    device and the per-segment events (see :func:`simulate`)."""
     opts = options or Options()
-    n = P.shape[0]
-    kind = CIRCUIT_KINDS.index(circuit)
-    atol, errkind, lim = opts.arrays()
-    Y0 = initial_guess(P)
-    out_y = np.full((n, OUT.shape[1], len(UNKNOWNS)), np.nan)
+    lay = circuit.layout
+    n, m = P.shape[0], len(lay.unknowns)
+    kind = CIRCUIT_KINDS.index(circuit_kind(circuit))
+    atol, errkind, lim = opts.arrays(lay)
+    Y0 = initial_guess(circuit, n)
+    out_y = np.full((n, OUT.shape[1], m), np.nan)
     nseg = TP.shape[1] - 1
     thr = 0.5 * ICC if thresholds is None else thresholds
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
-          "yend": np.full((n, nseg, len(UNKNOWNS)), np.nan), "iend": np.full((n, nseg), np.nan),
+          "yend": np.full((n, nseg, m), np.nan), "iend": np.full((n, nseg), np.nan),
           "tdrop": np.full((n, nseg), np.nan), "tclose": np.full((n, nseg), np.nan)}
     if gap_closed is None:
-        gap_closed = GAP_CLOSED_NM - P[:, PARAMETER_NAMES.index("x0")] / NM
+        gap_closed = gap_closure_threshold(lay, P)
     istop = np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                        float), (n,)).copy()
     from .jit import load_integrator  # compiled on first simulation
 
-    batch = load_integrator().integrate_batch
+    batch = load_integrator(model).integrate_batch
 
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, N_STATS))
@@ -301,7 +310,8 @@ def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray
     if progress:
         from tqdm import tqdm
 
-        chunks = tqdm(chunks, total=len(chunks), unit="chunk", desc=f"{circuit} x{n}")
+        chunks = tqdm(chunks, total=len(chunks), unit="chunk",
+                      desc=f"{circuit_kind(circuit)} x{n}")
     for a in chunks:
         b = min(n, a + opts.chunk)
         batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],
@@ -310,14 +320,26 @@ def integrate_arrays(circuit: str, P: np.ndarray, TP: np.ndarray, VP: np.ndarray
               status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
               ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
               ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-              gap_closed[a:b], UNKNOWNS.index("dgap"), ev["tclose"][a:b])
+              gap_closed[a:b], lay.unknown("dgap"), ev["tclose"][a:b])
     return out_y, status, stats, ev
+
+
+def circuit_kind(circuit: Circuit) -> str:
+    """The kind (:data:`rram.circuits.CIRCUIT_KINDS`) a built circuit is of."""
+    return circuit.name.replace("one_t_one_r", "1t1r")
+
+
+def gap_closure_threshold(layout: Layout, P: np.ndarray) -> np.ndarray:
+    """:data:`rram.events.GAP_CLOSED_NM` in the gap node's units: the change of the gap
+    since each device's ``x0``."""
+    anchor, scale = layout.anchor("dgap")
+    return GAP_CLOSED_NM - P[:, layout.column(anchor)] / scale
 
 
 def simulate(
     circuit: str,
     stimuli: Stimulus | Sequence[Stimulus],
-    cards: Card | Sequence[Card] | None = None,
+    cards: Card | Sequence[Card] | CardBatch | None = None,
     circuit_params: Mapping[str, object] | None = None,
     options: Options | None = None,
     n_devices: int | None = None,
@@ -328,9 +350,10 @@ def simulate(
 ) -> SimResult:
     """Simulate devices in ``circuit`` (``resistor``, ``compliance`` or ``1t1r``).
 
-    ``stimuli`` is one stimulus for all devices or one per device; ``cards`` likewise;
-    ``circuit_params`` maps names of :data:`rram.circuits.CIRCUIT_PARAMETERS` to a scalar or
-    one value per device.  Failed devices are reported in ``status`` (see
+    ``stimuli`` is one stimulus for all devices or one per device; ``cards`` a card for
+    all, one per device, or a :class:`~rram.card.CardBatch` (its model's kernels run);
+    ``circuit_params`` maps names of :data:`rram.circuits.CIRCUIT_PARAMETERS` to a scalar
+    or one value per device.  Failed devices are reported in ``status`` (see
     :meth:`SimResult.raise_on_failure`), never silently dropped.  ``stop_current`` (A, per
     device or scalar) ends a device's run when its |current| reaches it; the time is in
     :attr:`SimResult.stop_times` and later samples are NaN.
@@ -338,32 +361,31 @@ def simulate(
     Per stimulus segment the engine records events at its own steps (``events``): peak
     |I| (``imax``) and its time (``timax``), the first time |I| reaches ``thresholds``
     (``tcross``; default half of the segment's compliance), the first time |I| falls
-    below ``DROP`` (0.9) times its peak so far (``tdrop``), the steepest rise of ln|I|
-    the first closure of the gap (``tclose``; :mod:`rram.events`), the peak temperature rise
-    (``dtmax``), the unknowns, cell voltage and device current at the segment's end
-    (``yend``, ``gap_end``, ``width_end``, ``vcell_end``, ``iend``).  ``record=False``
-    skips the sampled waveforms (large batches that need only events).
+    below ``DROP`` (0.9) times its peak so far (``tdrop``), the first closure of the gap
+    (``tclose``; :mod:`rram.events`), the peak temperature rise (``dtmax``), the unknowns,
+    cell voltage and device current at the segment's end (``yend``, ``gap_end``,
+    ``width_end``, ``vcell_end``, ``iend``).  ``record=False`` skips the sampled
+    waveforms (large batches that need only events).
     """
     opts = options or Options()
-    stimuli, card_list, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
-                                            n_devices)
+    stimuli, batch, cp = prepare_inputs(circuit, stimuli, cards, circuit_params, n_devices)
     n = len(stimuli)
-    P = _card_matrix(card_list, cp)
+    circ = build_circuit(circuit, batch.model)
+    lay = circ.layout
+    P = _card_matrix(batch, cp)
     TP, VP, ICC, OUT = _pad(stimuli, record)
     VG = np.array([s.v_gate for s in stimuli], float)
     nseg = TP.shape[1] - 1
     thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
-    # the gap-closure threshold in the unknowns' units (the change of the gap since x0)
-    x0w0 = P[:, [PARAMETER_NAMES.index("x0"), PARAMETER_NAMES.index("w0")]] / NM
-    gap_closed = GAP_CLOSED_NM - x0w0[:, 0]
     out_y, status, stats, ev = integrate_arrays(
-        circuit, P, TP, VP, ICC, VG, OUT, opts, stop_current, thr, gap_closed,
-        progress=progress)
+        circ, P, TP, VP, ICC, VG, OUT, batch.model, opts, stop_current, thr,
+        gap_closure_threshold(lay, P), progress=progress)
     samples = ([out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)] if record
                else [out_y[0]] * n)  # (0, unknowns) each: one shared empty view
-    ev["gap_end"] = x0w0[:, :1] + ev["yend"][:, :, UNKNOWNS.index("dgap")]
-    ev["width_end"] = x0w0[:, 1:] + ev["yend"][:, :, UNKNOWNS.index("dwidth")]
-    mid = ev["yend"][:, :, UNKNOWNS.index("mid")]
-    v_te, v_be = electrodes(circuit, VP[:, 1:], mid)
+    for node, column in (("dgap", "gap_end"), ("dwidth", "width_end")):
+        anchor, scale = lay.anchor(node)
+        ev[column] = P[:, lay.column(anchor), None] / scale + ev["yend"][:, :, lay.unknown(node)]
+    mid = ev["yend"][:, :, lay.unknown("mid")]
+    v_te, v_be = electrodes(circ, VP[:, 1:], mid)
     ev["vcell_end"] = v_te - v_be
-    return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, ev)
+    return SimResult(circuit, batch, cp, stimuli, samples, status, stats, ev)

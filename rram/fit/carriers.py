@@ -17,10 +17,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from ..card import Card
 from ..errors import InputError
 from ..mc import MonteCarlo, run_devices
 from ..mc.run import Protocol
-from ..params import Card
 from ..variation import Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
 from .modes import Configurations
@@ -166,8 +166,9 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
     # a scale that the σ has outgrown since it was set stops at the largest σ
     return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter],
                                        mode_scale=min(scales[v.parameter],
-                                                      spread_limits(v.parameter,
-                                                                    v.distribution)[0]
+                                                      spread_limits(
+                                                          spec.model.parameter(v.parameter),
+                                                          v.distribution)[0]
                                                       / max(v.sigma, 1e-12)))
                                if v.kind == "c2c" and v.parameter in steps else v
                                for v in spec.variations) + extra,

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..card import Card
 from ..errors import InputError
 from ..io import read_table
-from ..params import Card
 from .data import integer_column, numeric_column
 from .iv import fit_loop
 from .loop import MeasuredLoop

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..card import Card
 from ..errors import InputError
-from ..params import Card
 from .loop import MeasuredLoop, loop_metrics, simulate_loops
 
 #: A switching voltage within this of the data counts as reproduced (V).

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..params import Card
+    from ..card import Card
     from .recipe import Recipe
 
 #: Largest relative standard error of a parameter reported as fitted.

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..card import Card
 from ..engine.run import Options
-from ..params import Card
 from .loop import MeasuredLoop, loop_metrics, simulate_loops, steady_card
 from .objective import JAC_STEP, loop_rms, point_sets
 from .recipe import Recipe, default_recipe, open_recipe

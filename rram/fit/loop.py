@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..card import Card, formed_card
+from ..constants import NM
 from ..engine.run import Options, simulate
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
-from ..params import Card
 from ..status import Status
 from .data import IVCurve, check_compliance
 
@@ -225,8 +226,7 @@ def steady_card(loop: MeasuredLoop, card: Card, options: Options | None = None) 
     gap, width = sim.gap[0, 0], sim.width[0, 0]
     if not (np.isfinite(gap) and np.isfinite(width)):
         return card  # the loop failed: nothing to take the state from
-    return card.replace(x0=float(np.clip(gap * 1e-9, 0.0, card["l0"])),
-                        w0=float(np.clip(width * 1e-9, card["wmin"], card["wcf"])))
+    return formed_card(card, gap * NM, width * NM)
 
 
 def log_residual(model_i: np.ndarray, data_i: np.ndarray) -> np.ndarray:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from ..card import Card
 from ..mc.run import Protocol
-from ..params import Card
 from .carriers import (
     DISTRIBUTION,
     GEOMETRY,

@@ -16,9 +16,8 @@ import math
 
 import numpy as np
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..errors import CardError
-from ..params import Card
 from .recipe import Recipe
 
 #: Seed of the Latin hypercube of starts (fixed: a fit repeats exactly).

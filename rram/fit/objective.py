@@ -15,9 +15,9 @@ import math
 import lmfit
 import numpy as np
 
+from ..card import Card
 from ..engine.run import Options
 from ..errors import CardError, InputError
-from ..params import Card
 from .loop import (
     MeasuredLoop,
     log_residual,

@@ -11,20 +11,25 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..card import PARAMETERS
+from ..card import default_card
 from ..checks import is_number
 from ..errors import InputError
 from ..io import read_text
-from ..model import MODEL
+from ..model import Model
 from .data import check_compliance
 
 #: Point sets a stage can fit (see :func:`rram.fit.objective.point_sets`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
-_BY_NAME = {p.name: p for p in PARAMETERS}
+
+
+@cache
+def _default_model() -> Model:
+    return default_card().model
 
 
 def _positive_or_zero(value: Any) -> bool:
@@ -40,8 +45,15 @@ class Stage:
     #: one point's log₁₀ residual (0: not fitted).
     voltage_weight: float = 0.0
     max_nfev: int = 40
+    #: the model whose parameters it fits (default: the default card's)
+    model: Model | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.check(self.model or _default_model())
+
+    def check(self, model: Model) -> None:
+        """Refuse a stage ``model`` cannot fit (the message names the stage)."""
+        fittable = model.fittable
         if not isinstance(self.name, str) or not self.name.strip():
             raise InputError(f"stage name must be a non-empty string, got {self.name!r}")
         if self.points not in POINT_SETS:
@@ -49,11 +61,11 @@ class Stage:
                              f"(valid: {', '.join(POINT_SETS)})")
         if not isinstance(self.parameters, tuple) or not self.parameters:
             raise InputError(f"stage {self.name!r} fits no parameters (give a list of "
-                             f"names from: {', '.join(MODEL.fittable)})")
+                             f"names from: {', '.join(fittable)})")
         for p in self.parameters:
-            if p not in MODEL.fittable:
+            if p not in fittable:
                 raise InputError(f"stage {self.name!r}: {p!r} is not a fittable card "
-                                 f"parameter (valid: {', '.join(MODEL.fittable)})")
+                                 f"parameter (valid: {', '.join(fittable)})")
         twice = sorted({p for p in self.parameters if self.parameters.count(p) > 1})
         if twice:
             raise InputError(f"stage {self.name!r} lists {', '.join(twice)} twice")
@@ -78,14 +90,21 @@ class Recipe:
     voltage_scale: float = 0.01
     #: Compliance of the RESET sweep when the instrument had none (A).
     icc_reset: float = 0.1
+    #: the model whose parameters it fits (default: the default card's)
+    model: Model | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.model is None:
+            object.__setattr__(self, "model", _default_model())
+        by_name = self.model.by_name
         # a recipe without stages would write the unfitted card as a fit
         if not isinstance(self.stages, tuple) or not self.stages:
             raise InputError("recipe: no stages (a recipe fits at least one stage)")
         for k, s in enumerate(self.stages):
             if not isinstance(s, Stage):
                 raise InputError(f"recipe: stage {k} is not a Stage, got {s!r}")
+            if (s.model or _default_model()) is not self.model:
+                s.check(self.model)
         names = [s.name for s in self.stages]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -98,16 +117,16 @@ class Recipe:
             raise InputError("recipe: start cannot set polarity (it is read from the data: "
                              "--set-polarity)")
         for name in (*self.start, *self.log_parameters, *self.bounds):
-            if name not in _BY_NAME:
+            if name not in by_name:
                 raise InputError(f"recipe: unknown card parameter {name!r}")
         for name, value in self.start.items():
-            p = _BY_NAME[name]
+            p = by_name[name]
             problem = p.check(value)
             if problem:
                 raise InputError(f"recipe: start value of {name}: {problem} "
                                  f"(valid {p.range_text})")
         for name, pair in self.bounds.items():
-            p = _BY_NAME[name]
+            p = by_name[name]
             if not (isinstance(pair, tuple) and len(pair) == 2
                     and all(is_number(b) and math.isfinite(b) for b in pair)):
                 raise InputError(f"recipe: bounds of {name} must be two finite numbers "
@@ -120,7 +139,7 @@ class Recipe:
         for name in self.log_parameters:
             if self.bounds_of(name)[0] < 0:
                 raise InputError(f"recipe: {name} can be negative (range "
-                                 f"{_BY_NAME[name].range_text}): it cannot be fitted as "
+                                 f"{by_name[name].range_text}): it cannot be fitted as "
                                  "log10")
         if not (_positive_or_zero(self.voltage_scale) and self.voltage_scale > 0):
             raise InputError(f"recipe: voltage_scale must be a finite number > 0 V, got "
@@ -132,16 +151,18 @@ class Recipe:
         return tuple(dict.fromkeys(p for s in self.stages for p in s.parameters))
 
     def bounds_of(self, name: str) -> tuple[float, float]:
-        p = _BY_NAME[name]
+        p = self.model.by_name[name]
         return self.bounds.get(name, (p.lower, p.upper))
 
     def to_json(self) -> str:
-        data = asdict(self)
+        data = _fields(self)
+        data["stages"] = [_fields(stage) for stage in self.stages]
         data["bounds"] = {k: list(v) for k, v in self.bounds.items()}
         return json.dumps(data, indent=2) + "\n"
 
     @classmethod
-    def from_json(cls, text: str, source: str = "recipe") -> Recipe:
+    def from_json(cls, text: str, source: str = "recipe", model: Model | None = None
+                  ) -> Recipe:
         """Parse a recipe (as :meth:`to_json` writes it); every problem is an
         :class:`InputError` naming ``source``."""
         try:
@@ -158,7 +179,8 @@ class Recipe:
             for k, s in enumerate(raw):
                 if not isinstance(s, dict) or not isinstance(s.get("parameters"), list):
                     raise TypeError(f"stage {k} must be an object with a 'parameters' list")
-                stages.append(Stage(**{**s, "parameters": tuple(s["parameters"])}))
+                stages.append(Stage(**{**s, "parameters": tuple(s["parameters"]),
+                                       "model": model}))
             bounds = data.pop("bounds", {})
             log_parameters = data.pop("log_parameters", [])
             if not isinstance(bounds, dict) or not isinstance(log_parameters, list):
@@ -166,15 +188,21 @@ class Recipe:
             return cls(stages=tuple(stages),
                        bounds={k: tuple(v) if isinstance(v, list) else v
                                for k, v in bounds.items()},
-                       log_parameters=tuple(log_parameters), **data)
+                       log_parameters=tuple(log_parameters), **data, model=model)
         except TypeError as exc:
             raise InputError(f"{source}: not a valid fitting recipe: {exc}") from None
         except InputError as exc:
             raise InputError(f"{source}: {str(exc).removeprefix('recipe: ')}") from None
 
 
-def load_recipe(path: str | Path) -> Recipe:
-    return Recipe.from_json(read_text(path, "recipe"), str(path))
+def _fields(obj) -> dict:
+    """A stage's or recipe's fields as JSON data (its model is not data)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if f.name != "model"}
+
+
+def load_recipe(path: str | Path, model: Model | None = None) -> Recipe:
+    """A recipe file fitting ``model``'s parameters (default: the default card's)."""
+    return Recipe.from_json(read_text(path, "recipe"), str(path), model)
 
 
 #: The initial state: fitted on a loop that is not steady (:func:`open_recipe`).
@@ -193,12 +221,17 @@ def open_recipe(recipe: Recipe) -> Recipe:
     return replace(recipe, stages=tuple(stages))
 
 
-def default_recipe() -> Recipe:
-    """The model's staged recipe of a DC loop (:data:`rram.model.CALIBRATION`)."""
-    cal = MODEL.calibration
+def default_recipe(model: Model | None = None) -> Recipe:
+    """``model``'s staged recipe of a DC loop (its calibration; default: the default
+    card's model, :data:`rram.equations.calibration.CALIBRATION`)."""
+    model = model or _default_model()
+    cal = model.calibration
+    if cal is None:
+        raise InputError(f"model {model.name!r} has no calibration recipe: give one")
     return Recipe(
-        stages=tuple(Stage(s.name, s.parameters, s.points, s.voltage_weight, s.max_nfev)
-                     for s in cal.stages),
+        stages=tuple(Stage(s.name, s.parameters, s.points, s.voltage_weight, s.max_nfev,
+                           model) for s in cal.stages),
         log_parameters=cal.log_parameters,
         bounds={name: (lo, hi) for name, lo, hi in cal.bounds},
+        model=model,
     )

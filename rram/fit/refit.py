@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..card import Card
 from ..engine.run import Options
 from ..errors import CardError, InputError
-from ..params import Card
 from .identify import (
     MAX_CORRELATION,
     MAX_RELATIVE_ERROR,

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
+from ..card import Card
 from ..io import write_text_atomic
-from ..params import Card
 from .iv import LoopFit
 from .loop import MeasuredLoop
 from .recipe import Recipe

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import lmfit
 import numpy as np
 
+from ..card import Card
 from ..engine.run import Options
 from ..errors import InputError
-from ..params import Card
 from .identify import in_card_units, named_covariance
 from .loop import MeasuredLoop, simulate_loops
 from .objective import JAC_STEP, Objective, lmfit_parameters, loop_rms

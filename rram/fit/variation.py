@@ -58,11 +58,11 @@ import pandas as pd
 from lmfit.minimizer import AbortFitException
 
 from .. import __version__
+from ..card import Card
 from ..errors import InputError
 from ..events import did_not_switch
 from ..io import write_text_atomic
 from ..mc.run import Protocol
-from ..params import Card
 from ..variation import VariationSpec
 from .carriers import (
     CANDIDATES,

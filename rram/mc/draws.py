@@ -21,11 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..card import PARAMETERS
 from ..errors import InputError
+from ..params import Parameter
 from ..variation import Mode, Variation, VariationSpec
 
-_BY_NAME = {p.name: p for p in PARAMETERS}
 EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4}
 #: Redraws before a truncated distribution gives up (a spec whose σ dwarfs the range).
 MAX_REDRAWS = 1000
@@ -137,12 +136,11 @@ def _apply(v: Variation, base: float, z: float, u: float = 0.0, upper: bool = Fa
     return base + centre + sigma * z
 
 
-def _truncated(v: Variation, base: float, rng: np.random.Generator, u: float = 0.0,
-               upper: bool = False) -> float:
+def _truncated(v: Variation, p: Parameter, base: float, rng: np.random.Generator,
+               u: float = 0.0, upper: bool = False) -> float:
     """A draw of ``v`` within the parameter's range (the fast part redrawn; ``u``, the
     slow path, is the device's: where it has wandered beyond the reach of the fast part,
     the parameter is held at the bound of its range)."""
-    p = _BY_NAME[v.parameter]
     for _ in range(SLOW_REDRAWS if v.slow else MAX_REDRAWS):
         value = _apply(v, base, float(rng.standard_normal()), u, upper)
         if p.lower <= value <= p.upper:
@@ -194,7 +192,8 @@ def _configurations(out: np.ndarray, mode: Mode, seed: int, devices: Sequence[in
             out[:, cycle] = np.where(upper, u >= leave, u < enter)
 
 
-def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
+def _apply_all(vs: Sequence[Variation], params: dict[str, Parameter],
+               out: dict[str, np.ndarray], seed: int,
                devices: Sequence[int], cycle: int, event: str,
                slow: np.ndarray | None = None, upper: np.ndarray | None = None) -> None:
     """Apply the variations ``vs`` (one per parameter, in order) to ``out`` in place: the
@@ -218,7 +217,7 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
             value = base * np.exp(centre + sigma * z[:, k])
         else:
             value = base + centre + sigma * z[:, k]
-        p = _BY_NAME[v.parameter]
+        p = params[v.parameter]
         redraw |= ~((p.lower <= value) & (value <= p.upper))
         drawn.append(value)
     for v, value in zip(vs, drawn, strict=True):
@@ -228,7 +227,8 @@ def _apply_all(vs: Sequence[Variation], out: dict[str, np.ndarray], seed: int,
         for k, v in enumerate(vs):
             u = 0.0 if slow is None else float(slow[i, k])
             up = False if upper is None else bool(upper[i])
-            out[v.parameter][i] = _truncated(v, out[v.parameter][i], rng, u, up)
+            out[v.parameter][i] = _truncated(v, params[v.parameter], out[v.parameter][i],
+                                             rng, u, up)
 
 
 def _check_seed(seed: int) -> None:
@@ -244,7 +244,7 @@ def draw_d2d(spec: VariationSpec, base: dict[str, float], seed: int,
     out = {name: np.full(len(devices), float(base[name])) for name in spec.parameters}
     d2d = spec.of_kind("d2d")
     if d2d:
-        _apply_all(d2d, out, seed, devices, 0, "d2d")
+        _apply_all(d2d, spec.model.by_name, out, seed, devices, 0, "d2d")
     return out
 
 
@@ -265,6 +265,6 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
     upper = None if spec.mode is None else slow[:, len(c2c)] > 0.5
     if c2c:
-        _apply_all(c2c, out, seed, devices, cycle, event,
+        _apply_all(c2c, spec.model.by_name, out, seed, devices, cycle, event,
                    None if slow is None else slow[:, :len(c2c)], upper)
     return out

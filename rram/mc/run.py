@@ -18,24 +18,20 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..card import default_card
+from ..card import Card, CardBatch, default_card, formed_state
+from ..constants import NM
 from ..engine.static import read_resistance
 from ..engine.stimulus import MAX_AMPLITUDE, check_compliance, check_dc_loop, sweep_phase
-from ..equations import NM
 from ..errors import InputError
 from ..events import phase_event_times, switching_rule
-from ..model import MODEL
-from ..params import Card
 from ..status import Status
-from ..variation import HELD, VariationSpec, default_variation
+from ..variation import VariationSpec, default_variation
 from .draws import draw, draw_d2d, slow_paths
 
 ENGINES = ("python", "ngspice", "veriloga")
 CIRCUITS = ("compliance", "1t1r", "resistor")
 METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
                   "i_peak_A", "reason", "converged", "error")
-#: Parameters that set the initial state: varied once per device, then carried over.
-STATE_PARAMETERS = MODEL.with_role("state")
 #: Segments of a sweep phase: up, down, read edge, read plateau, read edge.
 _SWEEP, _PLATEAU, _END = np.array([0, 1]), 3, 4
 
@@ -165,7 +161,7 @@ def spice_settings(protocol: Protocol, event: str):
     return SpiceOptions(tmax=cap), SPICE_RESET_BATCH
 
 
-def _simulate(mc: MonteCarlo, stimulus, cards: list[Card], event: str):
+def _simulate(mc: MonteCarlo, stimulus, cards: CardBatch, event: str):
     if mc.engine == "python":
         from ..engine.run import simulate
 
@@ -193,7 +189,9 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     d2d = draw_d2d(mc.spec, base.values, mc.seed, devices)
     gap = d2d.get("x0", np.full(n, base["x0"])).copy()
     width = d2d.get("w0", np.full(n, base["w0"])).copy()
-    kinetic = [p for p in mc.spec.parameters if p not in STATE_PARAMETERS]
+    # the parameters that set the initial state vary once per device, then carry over
+    kinetic = [p for p in mc.spec.parameters if p not in base.model.with_role("state")]
+    held = mc.spec.held
     error = [""] * n
     r_before = None  # resistance before each device's SET (the switching rule)
     table: dict[str, list] = {c: [] for c in mc.columns}
@@ -210,22 +208,18 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                           paths[:, cycle])
             # parameters the other operation draws are held from the previous one (the
             # first SET's from the formed device)
-            values.update({p: previous[p] for p in values if HELD.get(p, event) != event})
+            values.update({p: previous[p] for p in values if held.get(p, event) != event})
             previous = values
             for p in mc.spec.parameters:
                 out[f"{p}_{event}"] = values[p]
             alive = [i for i in range(n) if not error[i]]
             if not alive:
                 continue
-            wcf = values.get("wcf", np.full(n, base["wcf"]))
-            cards = [base.replace(
-                **{p: float(values[p][i]) for p in kinetic},
-                x0=float(np.clip(gap[i], 0.0, base["l0"])),
-                w0=float(np.clip(width[i], 1e-11, wcf[i]))) for i in alive]
+            cards = formed_state(CardBatch.of(base, len(alive)), gap[alive], width[alive],
+                                 **{p: values[p][alive] for p in kinetic})
             if r_before is None:  # the formed device, read as every state is
                 r_before = np.full(n, np.nan)
-                r_before[alive] = read_resistance(cards, [c["x0"] / NM for c in cards],
-                                                  [c["w0"] / NM for c in cards],
+                r_before[alive] = read_resistance(cards, cards["x0"] / NM, cards["w0"] / NM,
                                                   mc.protocol.v_read)
             st = mc.protocol.stimulus(event, cycle)
             res = _simulate(mc, st, cards, event)

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..engine.run import Options, SimResult, simulate
 from ..engine.stimulus import dc_loops
-from ..params import Card
 
 YEAR = 365.25 * 24 * 3600.0
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis import loop_metrics
+from ..card import Card
 from ..engine.run import Options, simulate
 from ..engine.stimulus import dc_loops
 from ..events import did_not_switch
-from ..model import MODEL
-from ..params import Card
 from .common import Phenomenon, card_or_default, loops, phase_mask, set_sign
 
 METRICS = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm")
@@ -36,7 +35,7 @@ def no_artefacts(card: Card | None = None, options: Options | None = None,
         k = int(np.argmax(i))
         after = i[k:]
         rises.append(float(np.max(after[1:] / after[:-1]) - 1.0) if after.size > 1 else 0.0)
-    widths = MODEL.with_role("smoothing")
+    widths = card.model.with_role("smoothing")
     trials = [card] + [card.replace(**{w: card[w] * f}) for w in widths for f in (0.5, 2.0)]
     s = set_sign(card)
     sweep = simulate("compliance", dc_loops(v_set=2.0 * s, v_reset=-2.0 * s, cycles=2),

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..analysis import first_crossing, log_slope, loop_metrics
+from ..card import Card
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance
 from ..engine.stimulus import dc_loops, pulse_train
-from ..params import Card
 from .common import Phenomenon, card_or_default, local_slopes, loops, phase_mask, set_sign
 
 

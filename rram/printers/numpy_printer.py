@@ -207,7 +207,9 @@ DISPATCHERS = (
 
 def render_dispatch(circuits: Sequence[Circuit]) -> str:
     """``circuit_eval(kind, ...)``: one entry point, so the integrator is compiled once."""
-    lines = ["", "", f"CIRCUITS = {tuple(c.name for c in circuits)!r}"]
+    lines = ["", "", f"CIRCUITS = {tuple(c.name for c in circuits)!r}",
+             "#: The unknowns of each circuit, in kernel order (its layout).",
+             f"UNKNOWNS = {tuple(c.unknowns for c in circuits)!r}"]
     for name, args, doc, call, fallback in DISPATCHERS:
         lines += ["", "", DISPATCH_DECORATOR, f"def {name}(kind, {args}):", f'    """{doc}"""']
         for i, c in enumerate(circuits):

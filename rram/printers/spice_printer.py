@@ -22,7 +22,7 @@ Selected lines of the output (the default card; long lines cut here)::
     >>> keep = (".subckt", ".param ea_eff", ".func rr_safe_exp", "Rln_rate_hop", "Bbr_cf",
     ...         "Cbr_x", ".ends")
     >>> print("\n".join(line[:64].rstrip() for line in lines if line.startswith(keep)))
-    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dea=0.0 deh=
+    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dea=0.0 kw=1
     .param ea_eff = {ea + dea}
     .func rr_safe_exp(arg) {((arg) < 40.0 ? exp(arg) : exp(40.0)*(1
     Rln_rate_hop ln_rate_hop 0 1
@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import names as reserved_names
+from ..card import Card
 from ..errors import InputError
 from ..expr import (
     EXP_LIMIT,
@@ -52,7 +53,6 @@ from ..expr import (
     walk,
 )
 from ..model import GROUND, AuxNode, Model, node_symbol
-from ..params import Card
 from .base import Dialect, _render
 from .format import format_number, wrap_spice
 
@@ -224,11 +224,12 @@ def render_subckt(
     model: Model,
     card: Card | None = None,
     *,
-    name: str = "rram",
+    name: str | None = None,
     expose: Sequence[str] = (),
 ) -> str:
     """The ``.subckt`` text.  ``expose`` lists internal nodes to make ports (for static
     probing of the equations); parameter defaults come from ``card``."""
+    name = model.name if name is None else name
     problem = reserved_names.problem(name)
     if problem:
         raise InputError(f"subcircuit name {name!r} {problem}")

@@ -38,11 +38,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import names as reserved_names
+from ..card import Card
 from ..constants import KB_EV
 from ..errors import InputError
 from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, walk
 from ..model import GROUND, Model
-from ..params import Card, Parameter
+from ..params import Parameter
 from .base import Dialect, Schedule, _render
 from .format import format_number
 
@@ -106,10 +107,11 @@ def render_module(
     model: Model,
     card: Card | None = None,
     *,
-    name: str = "rram",
+    name: str | None = None,
     expose: Sequence[str] = (),
 ) -> str:
     """The module text.  ``expose`` lists internal nodes to make ports (static probing)."""
+    name = model.name if name is None else name
     problem = reserved_names.problem(name)
     if problem:
         raise InputError(f"module name {name!r} {problem}")

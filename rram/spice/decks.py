@@ -19,10 +19,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..engine.stimulus import constant_stress, dc_loops, pulse_train
 from ..errors import InputError
-from ..params import Card
 from .testbench import ModelRef, Testbench
 
 #: kind -> setting -> (default, description)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import InputError, SimulationError
 from ..io import write_text_atomic
+from ..model import Model
 
 
 def cache_root() -> Path:
@@ -37,28 +38,33 @@ def _cached(text: str, suffix: str) -> Path:
 # The renderings are pure functions of the (immutable) model: render each once per
 # process, not once per simulation (a Monte Carlo runs thousands).
 @functools.lru_cache(maxsize=16)
-def _subckt_text(name: str, expose: tuple[str, ...]) -> str:
-    from ..model import MODEL
+def _subckt_text(model: Model, name: str | None, expose: tuple[str, ...]) -> str:
     from ..printers.spice_printer import render_subckt
 
-    return render_subckt(MODEL, name=name, expose=expose)
+    return render_subckt(model, name=name, expose=expose)
 
 
 @functools.lru_cache(maxsize=16)
-def _module_text(name: str, expose: tuple[str, ...]) -> str:
-    from ..model import MODEL
+def _module_text(model: Model, name: str | None, expose: tuple[str, ...]) -> str:
     from ..printers.veriloga_printer import render_module
 
-    return render_module(MODEL, name=name, expose=expose)
+    return render_module(model, name=name, expose=expose)
 
 
-def subckt_library(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
-    """Path of the rendered ngspice subcircuit library (default card as defaults)."""
-    return _cached(_subckt_text(name, tuple(expose)), f"_{name}.lib")
+def subckt_library(model: Model, name: str | None = None, expose: tuple[str, ...] = ()
+                   ) -> Path:
+    """Path of the rendered ngspice subcircuit library of ``model`` (its default card's
+    values as the defaults), the subcircuit named ``name`` (default: the model's)."""
+    name = model.name if name is None else name
+    return _cached(_subckt_text(model, name, tuple(expose)), f"_{name}.lib")
 
 
-def veriloga_source(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
-    return _cached(_module_text(name, tuple(expose)), f"_{name}.va")
+def veriloga_source(model: Model, name: str | None = None, expose: tuple[str, ...] = ()
+                    ) -> Path:
+    """Path of the rendered Verilog-A module of ``model``, named ``name`` (default: the
+    model's)."""
+    name = model.name if name is None else name
+    return _cached(_module_text(model, name, tuple(expose)), f"_{name}.va")
 
 
 def openvaf() -> str:
@@ -101,6 +107,6 @@ def compile_osdi(source: Path, defines: tuple[str, ...] = ()) -> Path:
     return target
 
 
-def osdi_module(name: str = "rram", expose: tuple[str, ...] = ()) -> Path:
-    """Path of the compiled OSDI module of the Verilog-A rendering."""
-    return compile_osdi(veriloga_source(name, expose))
+def osdi_module(model: Model, name: str | None = None, expose: tuple[str, ...] = ()) -> Path:
+    """Path of the compiled OSDI module of ``model``'s Verilog-A rendering."""
+    return compile_osdi(veriloga_source(model, name, expose))

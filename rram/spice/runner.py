@@ -14,13 +14,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..card import Card, CardBatch
 from ..circuits import CIRCUIT_PARAMETERS
-from ..engine.run import UNKNOWNS, SimResult, electrodes, prepare_inputs
+from ..engine.run import SimResult, electrodes, engine_circuit, prepare_inputs
 from ..engine.stimulus import Stimulus
-from ..equations import NM
 from ..errors import ConvergenceError, InputError
 from ..events import EVENT_KEYS, segment_events
-from ..params import Card
+from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
 from . import models
 from .ngspice import NgspiceSession
@@ -88,17 +88,18 @@ def runaway_step_cap(card: Card) -> float:
 TIGHT_SPICE_OPTIONS = {"reltol": 1e-6, "chgtol": 1e-18, "abstol": 1e-15}
 
 
-def model_ref(model: str) -> ModelRef:
-    """The compiled/rendered model file for ``model`` (``subckt`` or ``osdi``)."""
+def model_ref(model: str, device: Model) -> ModelRef:
+    """The rendered or compiled file of ``device`` (a model) for ``model``
+    (``subckt``: the subcircuit library, ``osdi``: the compiled Verilog-A)."""
     if model == "subckt":
-        return ModelRef("subckt", str(models.subckt_library()))
+        return ModelRef("subckt", str(models.subckt_library(device)))
     if model == "osdi":
-        return ModelRef("osdi", str(models.osdi_module()), in_deck_osdi=False)
+        return ModelRef("osdi", str(models.osdi_module(device)), in_deck_osdi=False)
     raise InputError(f"model {model!r} is not one of subckt, osdi")
 
 
 def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
-             circuit: str) -> np.ndarray:
+             circuit: Circuit) -> np.ndarray:
     """Waveforms on the stimulus output grid, in the Python engine's unknown layout.
 
     ``ti`` is built from the layout's own top electrode (:func:`electrodes`), so the
@@ -110,15 +111,16 @@ def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
     def at(x):
         return np.interp(ts, t, x)
 
-    y = np.empty((ts.size, len(UNKNOWNS)))
+    lay = circuit.layout
+    y = np.empty((ts.size, len(lay.unknowns)))
     v_be, i = at(wave["v_be"]), at(wave["current"])
-    y[:, UNKNOWNS.index("mid")] = at(wave["mid"])
-    top, _ = electrodes(circuit, st.voltage(ts), y[:, UNKNOWNS.index("mid")])
-    y[:, UNKNOWNS.index("ti")] = top - i * card["rtop"]
-    y[:, UNKNOWNS.index("bi")] = v_be + i * card["rbot"]
-    y[:, UNKNOWNS.index("tip")] = np.nan_to_num(y[:, UNKNOWNS.index("bi")])
-    for name in ("dgap", "dwidth", "dtemp"):
-        y[:, UNKNOWNS.index(name)] = at(wave[name])
+    y[:, lay.unknown("mid")] = at(wave["mid"])
+    top, _ = electrodes(circuit, st.voltage(ts), y[:, lay.unknown("mid")])
+    y[:, lay.unknown("ti")] = top - i * card["rtop"]
+    y[:, lay.unknown("bi")] = v_be + i * card["rbot"]
+    y[:, lay.unknown("tip")] = np.nan_to_num(y[:, lay.unknown("bi")])
+    for name, _, _ in lay.states:
+        y[:, lay.unknown(name)] = at(wave[name])
     return y
 
 
@@ -170,7 +172,7 @@ def _groups(stimuli: Sequence[Stimulus], batch: int) -> list[list[int]]:
 def simulate_spice(
     circuit: str,
     stimuli: Stimulus | Sequence[Stimulus],
-    cards: Card | Sequence[Card] | None = None,
+    cards: Card | Sequence[Card] | CardBatch | None = None,
     circuit_params: Mapping[str, object] | None = None,
     model: str = "osdi",
     options: SpiceOptions | None = None,
@@ -190,11 +192,13 @@ def simulate_spice(
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise InputError(f"batch must be a positive integer, got {batch!r}")
     opts = options or SpiceOptions()
-    stimuli, card_list, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
-                                            n_devices)
+    stimuli, batch_cards, cp = prepare_inputs(circuit, stimuli, cards, circuit_params,
+                                              n_devices)
+    card_list = batch_cards.cards()
+    circ = engine_circuit(circuit, batch_cards.model)
     n = len(stimuli)
     names = [p.name for p in CIRCUIT_PARAMETERS]
-    ref = model_ref(model)
+    ref = model_ref(model, batch_cards.model)
     session = NgspiceSession.get()
     if ref.kind == "osdi":
         session.load_osdi(ref.path)
@@ -216,15 +220,17 @@ def simulate_spice(
         t = wave["time"]
         wave.setdefault("v_be", np.zeros_like(t))
         vcell = wave["v_te"] - wave["v_be"]
-        states = np.column_stack([card["x0"] / NM + wave["dgap"],
-                                  card["w0"] / NM + wave["dwidth"], wave["dtemp"]])
+        lay = circ.layout
+        states = np.column_stack([card[lay.anchor(node)[0]] / lay.anchor(node)[1]
+                                  + wave[node] for node in ("dgap", "dwidth")]
+                                 + [wave["dtemp"]])
         thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
         ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, Stat.STEPS] = t.size
-        samples[d] = _samples(t, wave, card, st, circuit)
+        samples[d] = _samples(t, wave, card, st, circ)
 
     def single(d: int) -> None:
         tb = bench(d)
@@ -234,7 +240,7 @@ def simulate_spice(
             status[d] = Status.STEP_TOO_SMALL
             retries[d] = len(opts.attempts(tb)) - 1
             stats[d, Stat.FAIL_TIME] = err.time_s if err.time_s is not None else np.nan
-            samples[d] = np.full((stimuli[d].sample_times.size, len(UNKNOWNS)), np.nan)
+            samples[d] = np.full((stimuli[d].sample_times.size, len(circ.unknowns)), np.nan)
             return
         store(d, wave)
 
@@ -260,5 +266,5 @@ def simulate_spice(
         bar.close()
     meta = {"engine": {"subckt": "ngspice", "osdi": "veriloga"}[ref.kind],
             "ngspice_version": session.version, "model_path": ref.path, "retries": retries}
-    return SimResult(circuit, card_list, cp, stimuli, samples, status, stats, events, meta)
+    return SimResult(circuit, batch_cards, cp, stimuli, samples, status, stats, events, meta)
 

@@ -24,13 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..circuits import CIRCUIT_PARAMETERS, device_netlist
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..model import node_symbol
 from ..netlist import Cell, CellModel, Netlist, VSource, element_lines, wrap_line
-from ..params import Card
 from . import validate
 
 KINDS = ("resistor", "compliance", "1t1r")
@@ -179,7 +178,7 @@ class Testbench:
         return self._netlist(suffix).of_type(Cell)[0]
 
     def _cell_model(self) -> CellModel:
-        return CellModel(self.model.kind, "rram")
+        return CellModel(self.model.kind, self.card.model.name)
 
     @staticmethod
     def _pwl(name: str, node: str, times, values) -> VSource:

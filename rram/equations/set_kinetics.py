@@ -1,0 +1,64 @@
+"""SET kinetics: vertical growth that closes the gap, lateral growth that widens the CF.
+
+Arrhenius in the local T, barriers lowered by the local field:
+
+* vertical growth, the gap closes; the field in the gap, V_g/x, grows as it does (the
+  positive feedback of the abrupt SET):  r_v = a·f·exp(−(E_a − Z·α·V_g/x)/kT);
+* lateral growth, the CF widens under its own field and heat (the voltage across the CF
+  body), not gated on the gap:  r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a −
+  Z·α_w·f_w·V_body/L₀)/kT).  While the gap is open the body carries almost no voltage and
+  stays cold, so lateral growth waits for the gap to close; under compliance it stops
+  when the cell voltage, hence V_body and T, falls to the hold voltage.
+
+Both act under SET bias only (P₊) and stop at their bounds (x = 0, w = wcf).  Adds
+−P₊·r_v to ``dx_dt`` and P₊·r_l to ``dw_dt``.
+"""
+
+from __future__ import annotations
+
+from ..expr import ln, sqrt
+from ..params import parameter as _p
+from .ions import capped_rate, window
+from .scope import AuxNode, Block, Scope
+
+PARAMETERS = (
+    _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
+       -1.0, 1.0, kind="instance", role="kinetic"),
+    _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
+       kind="instance", role="kinetic"),
+    _p("fw", 1, "", "Factor on the lateral-growth field term alphaw (variation of the CF "
+       "surface field)", "instance", 0.05, 20, kind="instance", role="kinetic"),
+    _p("ea", 1.65, "eV", "Vacancy-generation barrier of vertical and lateral growth, SET "
+       "(v2.0 0.7: raised for read immunity)", "kinetics", 0.1, 4, role="kinetic"),
+    _p("alpha", 2.46e-9, "m", "Barrier-lowering length of vertical growth in the gap field "
+       "V_g/x (v2.0 0.75 nm: raised with ea)", "kinetics", 0, 1e-8, role="kinetic"),
+    _p("alphaw", 1.33e-9, "m", "Barrier-lowering length of lateral growth in the field "
+       "V_body/l0 along the CF", "kinetics", 0, 1e-8, role="kinetic"),
+    _p("weff", 2e-9, "m", "Lateral growth step (v2.0 0.5 nm)", "kinetics", 1e-11, 1e-8,
+       role="kinetic"),
+)
+
+
+def build(s: Scope) -> None:
+    P = s.P
+    kt, x, w = s["kt"], s["x"], s["w"]
+    ea = s.provide("ea_eff", P.ea + P.dea)
+    ln_rate_vertical = s.provide(
+        "ln_rate_vertical", s["ln_af"] + (P.zion * P.alpha * s["v_gap"] / s["x_field"] - ea) / kt,
+        aux=AuxNode("ln_rate_vertical", "ln(m/s)", offset=100.0))
+    rate_vertical = capped_rate(s, "ln_rate_vertical", ln_rate_vertical)
+    ln_rate_lateral = s.provide(
+        "ln_rate_lateral",
+        # √(w² + (wmin/100)²) instead of w: finite for any Newton iterate, 2e-6 relative
+        ln(P.kw * (P.weff + P.weff * P.weff / (2.0 * sqrt(w * w + (0.01 * P.wmin) ** 2)))
+           * P.f0)
+        + (P.zion * P.alphaw * P.fw * s["v_body"] / P.l0 - ea) / kt,
+        aux=AuxNode("ln_rate_lateral", "ln(m/s)", offset=100.0))
+    rate_lateral = capped_rate(s, "ln_rate_lateral", ln_rate_lateral)
+    p_set = s["p_set"]
+    s.add("dx_dt", -p_set * rate_vertical * window(P, x))
+    s.add("dw_dt", p_set * rate_lateral * window(P, P.wcf - w))
+
+
+BLOCK = Block("set_kinetics", "SET kinetics: vertical and lateral growth of the CF",
+              PARAMETERS, build)
