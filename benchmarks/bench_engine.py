@@ -30,9 +30,9 @@ from pathlib import Path
 def _child(n: int, repeat: int) -> dict:
     import numba
 
-    from rram.analysis import loop_metrics
     from rram.engine.run import simulate
     from rram.engine.stimulus import dc_loops
+    from rram.metrics import loop_metrics
 
     stim = dc_loops(v_step=0.01)
     simulate("compliance", stim, n_devices=2, record=False)  # load the compiled engine

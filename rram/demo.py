@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from . import __version__, phenomena, plots
-from .analysis import loop_metrics
 from .card import Card, default_card
 from .io import output_folder, write_atomic, write_text_atomic
+from .metrics import loop_metrics
 
 
 def _jsonable(x: Any) -> Any:

@@ -1,9 +1,9 @@
-"""Switching events and the switching rule, defined once for every engine and the data.
+"""Switching events, defined once for every engine and the data.
 
 Plain numpy (no numba): the Python engine's integrator records the same events at its
-own steps with these constants, the ngspice runner computes them with
-:func:`segment_events` from ngspice's time points, and :func:`switching_rule` decides,
-for every engine and for ``rram mc``, whether a SET or RESET happened at all.
+own steps with these constants, and the ngspice runner computes them with
+:func:`segment_events` from ngspice's time points; :mod:`rram.metrics` turns them into
+the figures of a cycle and decides whether a SET or RESET happened at all.
 
 Per stimulus segment:
 
@@ -32,13 +32,6 @@ DROP_FLOOR = 1e-9
 #: The gap has closed (the SET) below this width (nm): a few hopping decay lengths
 #: short of an HRS gap, a few of the states' bound widths above contact.
 GAP_CLOSED_NM = 0.1
-#: A SET (RESET) happened only if the resistance fell (rose) at least this much across
-#: it; otherwise its switching voltage is not reported.
-SWITCH_RATIO = 2.0
-
-#: Reasons of :func:`switching_rule` (the ``reason`` column of the metrics).
-NO_SET = "no_set"
-NO_RESET = "no_reset"
 
 #: Per-segment events, as every engine records them.
 EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tclose", "dtmax", "gap_end",
@@ -94,51 +87,3 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
     return ev
-
-
-def phase_event_times(ev: dict[str, np.ndarray], segments: np.ndarray, kind: str) -> float:
-    """The time of one phase's switching event from its segments' events (in order).
-
-    ``kind`` ``set``: the first threshold crossing; if the threshold (the compliance) was
-    never reached, the first closure of the gap.  ``reset``: the first fall below
-    :data:`DROP` of the running peak, in whichever segment of the phase it happens (a
-    RESET through a series resistance may start only on the way back)."""
-    if kind == "set":
-        t = ev["tcross"][segments]
-        hit = t[np.isfinite(t)]
-        if hit.size:
-            return float(hit[0])
-        closed = ev["tclose"][segments]
-        hit = closed[np.isfinite(closed)]
-        return float(hit[0]) if hit.size else np.nan
-    t = ev["tdrop"][segments]
-    hit = t[np.isfinite(t)]
-    return float(hit[0]) if hit.size else np.nan
-
-
-def switching_rule(v_set: np.ndarray, v_reset: np.ndarray, r_before: np.ndarray,
-                   r_lrs: np.ndarray, r_hrs: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(V_set, V_reset, reason): a switching voltage only where the state switched.
-
-    V_set is kept where the resistance fell at least :data:`SWITCH_RATIO` times across
-    the SET (``r_before`` → ``r_lrs``), V_reset where it rose that much across the RESET
-    (``r_lrs`` → ``r_hrs``); elsewhere NaN, and ``reason`` names the operation that did
-    not switch (``no_set``, ``no_reset``, both joined by ``+``; empty when both did).
-    """
-    v_set, v_reset = np.asarray(v_set, float), np.asarray(v_reset, float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        did_set = np.asarray(r_before, float) >= SWITCH_RATIO * np.asarray(r_lrs, float)
-        did_reset = np.asarray(r_hrs, float) >= SWITCH_RATIO * np.asarray(r_lrs, float)
-    reason = np.array(["+".join(r for r, bad in ((NO_SET, not s), (NO_RESET, not r_))
-                                if bad) for s, r_ in zip(did_set, did_reset, strict=True)],
-                      dtype=object)
-    return (np.where(did_set, v_set, np.nan), np.where(did_reset, v_reset, np.nan), reason)
-
-
-def did_not_switch(reason, operation: str = NO_SET) -> np.ndarray:
-    """Where a ``reason`` column (:func:`switching_rule`) names ``operation`` (``no_set``
-    or ``no_reset``): the operations that did not switch."""
-    reason = list(reason)
-    return np.fromiter((isinstance(r, str) and operation in r for r in reason), bool,
-                       len(reason))

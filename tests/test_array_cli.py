@@ -78,7 +78,7 @@ def test_margin_prints_the_worst_case(run):
     (["vmm", "--mc-out", "x.csv"], "--mc-out needs --samples"),
     (["vmm", "--samples", "2", "--variation", "default", "--mc-out", "x.txt"],
      "--mc-out x.txt: the file must end in .csv or .parquet"),
-    (["read", "--variation", "missing.json"], "--variation 'missing.json'"),
+    (["read", "--variation", "missing.json"], "Invalid value for '--variation'"),
     (["margin", "--cell", "1;2"], "'1;2': give ROW,COL, corner or worst"),
     (["margin", "--cell", "9,0", "--search"], "cell (9, 0) is outside the 8 x 8 array"),
     (["margin", "--out", "w.csv"], "--out writes the searched patterns: give --search"),

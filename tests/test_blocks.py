@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rram.analysis import loop_metrics
 from rram.card import default_card
 from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
@@ -21,6 +20,7 @@ from rram.equations import DEFAULT_BLOCKS
 from rram.equations.ions import capped_rate, window
 from rram.equations.scope import AuxNode, Block, Scope
 from rram.expr import smooth_abs0
+from rram.metrics import loop_metrics
 from rram.model import MODEL, assemble, ordered_parameters, replace_block
 from rram.params import parameter
 

@@ -89,13 +89,13 @@ def test_bad_card_exits_2_naming_parameter_and_range(run, tmp_path):
 
 
 def test_failed_simulation_leaves_no_partial_output(run, tmp_path, monkeypatch):
-    import rram.sweep
+    import rram.engine.run
     from rram.engine.run import Options, simulate
 
     def starved(*args, **kwargs):
         return simulate(*args, **{**kwargs, "options": Options(max_steps=20)})
 
-    monkeypatch.setattr(rram.sweep, "simulate", starved)
+    monkeypatch.setattr(rram.engine.run, "simulate", starved)
     out = tmp_path / "x.csv"
     out.write_text("previous content\n")
     r = run("sweep", "--out", str(out))

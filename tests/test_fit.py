@@ -18,10 +18,10 @@ from rram.fit.iv import DESCENT_MARGIN, DESCENT_STEPS, fit_loop
 from rram.fit.loop import (
     MeasuredLoop,
     build_loops,
-    loop_metrics,
     median_cycle,
     simulate_loop_spice,
     simulate_loops,
+    trace_metrics,
 )
 from rram.fit.objective import loop_rms
 from rram.fit.recipe import Recipe, Stage, default_recipe
@@ -94,7 +94,7 @@ def tud_fit():
 @pytest.mark.slow
 def test_tud_median_cycle_fits_within_the_targets(tud_fit):
     loop, fit = tud_fit
-    data = loop_metrics(loop)
+    data = trace_metrics(loop)
     assert loop.polarity == -1 and loop.icc_set == pytest.approx(5e-4, rel=1e-3)
     assert fit.rms_dec <= 0.15
     assert abs(fit.v_set[1] - data["v_set_V"]) <= 0.05
@@ -153,7 +153,7 @@ def test_rram_sweep_reproduces_the_measured_loop_with_the_fitted_card(tud_fit, t
     v = frame["v_applied_V"].to_numpy()
     # loop order 0 -> v_set -> 0 -> v_reset -> 0
     assert v[np.argmin(v)] == pytest.approx(-2.5) and np.argmin(v) < np.argmax(v)
-    data = loop_metrics(loop)
+    data = trace_metrics(loop)
     i = frame["current_A"].to_numpy()
     # V_set: first |I| >= half the compliance; V_reset: first 10 % fall after V > 0
     k_set = int(np.argmax(np.abs(i) >= 2.5e-4))

@@ -16,12 +16,12 @@ import pytest
 
 from rram.card import default_card
 from rram.errors import InputError
-from rram.mc import MonteCarlo, Protocol, run_devices
+from rram.experiment import DCLoop
+from rram.mc import MonteCarlo, run_devices
 from rram.mc import backend as mc_backend
 from rram.mc.backend import run_mc
 from rram.mc.report import check_outcome
 from rram.mc.store import chunk_path, parts_dir, write_part
-from rram.sweep import SweepSpec
 from rram.variation import Variation, VariationSpec, default_variation, load_variation
 
 STUDY = {"devices": 6, "cycles": 1, "seed": 3}
@@ -183,18 +183,18 @@ def test_a_killed_write_leaves_no_trace_in_the_result(tmp_path, monkeypatch):
 ])
 def test_mc_and_sweep_refuse_the_same_loops_with_the_same_message(kwargs, fragment):
     with pytest.raises(InputError) as sweep_err:
-        SweepSpec(**kwargs)
+        DCLoop.of_sweep(**kwargs)
     with pytest.raises(InputError) as mc_err:
-        MonteCarlo(devices=1, cycles=1, protocol=Protocol(**kwargs))
+        MonteCarlo(devices=1, cycles=1, protocol=DCLoop(**kwargs))
     assert fragment in str(sweep_err.value)
     assert str(mc_err.value) == str(sweep_err.value)
 
 
 def test_compliance_out_of_range_is_refused_by_both():
     with pytest.raises(InputError, match=r"icc_set must be within \[1e-09, 0\.1\] A"):
-        Protocol(icc_set=10.0)
+        DCLoop(icc_set=10.0)
     with pytest.raises(InputError, match=r"--compliance must be within \[1e-09, 0\.1\] A"):
-        SweepSpec(compliance=10.0).circuit()
+        DCLoop.of_sweep(compliance=10.0)
 
 
 def test_cli_mc_refuses_a_huge_v_set_at_once(tmp_path):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rram.analysis import loop_metrics
 from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
-from rram.events import NO_RESET, NO_SET, switching_rule
-from rram.mc import MonteCarlo, Protocol, run_devices
+from rram.experiment import DCLoop
+from rram.mc import MonteCarlo, run_devices
+from rram.metrics import NO_RESET, NO_SET, loop_metrics, switching_rule
 
 
 def test_the_rule_keeps_a_voltage_only_where_the_resistance_changed_twofold():
@@ -58,7 +58,7 @@ def test_a_set_that_never_reaches_a_high_compliance_still_has_its_voltage():
 
 
 def test_the_monte_carlo_applies_the_same_rule():
-    mc = MonteCarlo(devices=3, cycles=2, seed=1, protocol=Protocol(v_set=0.3, v_reset=-0.3))
+    mc = MonteCarlo(devices=3, cycles=2, seed=1, protocol=DCLoop(v_set=0.3, v_reset=-0.3))
     frame = run_devices(mc, range(3))
     assert frame["converged"].all()
     assert frame["v_set_V"].isna().all() and frame["v_reset_V"].isna().all()

@@ -79,7 +79,7 @@ def test_a_set_runaway_at_the_velocity_cap_converges_through_the_runaway_step_ca
     card = load_card(TUD_CARD).replace(x0=gap_nm * 1e-9, w0=width_nm * 1e-9)
     assert runaway_step_cap(card) * NGSPICE_DELMIN_FRACTION <= RUNAWAY_STEP_M / card["vcap"]
     protocol = protocol_of(card)
-    stimulus = protocol.stimulus("set", 1)
+    stimulus = protocol.phase("set", 1)
     options, _ = spice_settings(protocol, "set")
     bare = dataclasses.replace(options, retry_scales=(), retry_options=())
     without = simulate_spice(protocol.circuit, stimulus, cards=[card], model="osdi",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rram.analysis import loop_metrics
 from rram.engine.run import Options, simulate
 from rram.engine.stimulus import dc_loops, pulse_train
+from rram.metrics import loop_metrics
 from rram.spice import SpiceOptions, simulate_spice
 
 METRICS = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rram.analysis import loop_metrics
 from rram.engine.run import Options, simulate
 from rram.engine.stimulus import dc_loops
+from rram.metrics import loop_metrics
 
 COLS = ["v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm"]
 

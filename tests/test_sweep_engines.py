@@ -6,16 +6,17 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from rram.analysis import loop_metrics
 from rram.cli import main
 from rram.engine.run import COLUMNS
-from rram.sweep import SweepSpec, run_sweep
+from rram.experiment import DCLoop
+from rram.metrics import loop_metrics
+from rram.sweep import run_sweep
 
 METRICS = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A")
 
 
 def metrics(engine: str) -> pd.Series:
-    return loop_metrics(run_sweep(SweepSpec(), engine=engine)).iloc[0][list(METRICS)]
+    return loop_metrics(run_sweep(DCLoop.of_sweep(), engine=engine)).iloc[0][list(METRICS)]
 
 
 @pytest.mark.parametrize("engine", ["veriloga", pytest.param("ngspice", marks=pytest.mark.slow)])

@@ -16,6 +16,7 @@ import numpy as np
 from ..card import CardBatch, formed_state
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
 from ..constants import NM
+from ..engine.static import TIP_GUESSES, solve_rounds
 from ..errors import ConvergenceError, InputError
 from ..status import Status
 from .spec import ArraySpec
@@ -109,7 +110,6 @@ def with_states(spec: ArraySpec, cards: CardBatch, states: States | None) -> Car
 #: Series resistance of the condensing kernel's bit line (Ω): any value works (the
 #: bit line sits at te, so it carries nothing); 1 MΩ keeps its 1/rs out of dI/dV.
 _RS = 1e6
-TIP_GUESSES = (0.5, 1.0, 0.0)
 #: Below this many cells the condensation runs on one thread: starting the threads costs
 #: more than the work (16 cells: 1.2 ms on 2 threads, 0.2 ms on one; 256: 7 against
 #: 1.9 ms; about even at 576, on this project's loaded 2-core machine).
@@ -163,9 +163,9 @@ class CellBank:
         v = np.ascontiguousarray(v, dtype=float)
         current, cond = np.empty(self.n), np.empty(self.n)
         status = np.full(self.n, int(Status.DC_FAILED), np.int64)
-        todo = np.arange(self.n)
         guesses = TIP_GUESSES if self._fresh else (None, *TIP_GUESSES)
-        for tip in guesses:
+
+        def attempt(todo: np.ndarray, tip: float | None) -> np.ndarray:
             Y = self.Y[todo].copy()
             if tip is not None:
                 # ti at te, bi at be (ground in the kernel's frame), the tip in between
@@ -179,9 +179,9 @@ class CellBank:
             ok = st == Status.OK
             self.Y[todo[ok]] = Y[ok]
             current[todo[ok]], cond[todo[ok]], status[todo[ok]] = I[ok], G[ok], Status.OK
-            todo = todo[~ok]
-            if not todo.size:
-                break
+            return ok
+
+        todo = solve_rounds(self.n, attempt, guesses)
         if todo.size:
             d = int(todo[0])
             raise ConvergenceError(f"the static solve of cell {d} at {v[d]:g} V: "

@@ -9,8 +9,15 @@ from typing import Any
 
 import click
 
-from ..errors import InputError
-from .common import InputPath, finite, load_card
+from .common import (
+    card_option,
+    finite,
+    inputs_of,
+    load_card,
+    load_variation,
+    refuse_inputs,
+    variation_option,
+)
 
 _SPEC_OPTIONS: list[Callable] = [
     click.option("--topology", type=click.Choice(["1r", "1s1r", "1t1r"]), default="1r",
@@ -41,10 +48,8 @@ _SPEC_OPTIONS: list[Callable] = [
                  callback=finite, help="1S1R selector: I = i0*sinh(V/v0) (A)."),
     click.option("--selector-v0", type=float, default=0.1, show_default=True,
                  callback=finite, help="1S1R selector v0 (V)."),
-    click.option("--card", "card_path", type=InputPath(),
-                 help="Model card JSON (default: the built-in card)."),
-    click.option("--variation", default="none", show_default=True,
-                 help="Device-to-device variation: none, default, or a variation spec JSON."),
+    card_option(),
+    variation_option("none"),
     click.option("--seed", type=click.IntRange(0, None), default=0, show_default=True,
                  help="Seed of the D2D draws and of a random data pattern."),
     click.option("--pattern", type=click.Choice(["all-lrs", "all-hrs", "checkerboard",
@@ -60,26 +65,16 @@ def spec_options(func: Callable) -> Callable:
 
 
 def array_spec(kw: dict[str, Any]):
-    from pathlib import Path
-
     from ..array.spec import ArraySpec, Metal, Selector
-    from ..variation import default_variation, load_variation
 
-    name = kw["variation"]
-    if name == "none":
-        variation = None
-    elif name == "default":
-        variation = default_variation()
-    elif Path(name).is_file():
-        variation = load_variation(name)
-    else:
-        raise InputError(f"--variation {name!r}: give none, default or an existing file")
+    card = load_card(kw["card_path"])
+    variation = load_variation(kw["variation"], card)
     metal = Metal(kw["rho"], kw["wire_width"], kw["wire_thickness"], kw["c_ground"],
                   kw["c_couple"])
     return ArraySpec(kw["topology"], kw["rows"], kw["cols"], kw["pitch"], metal, metal, metal,
                      kw["segments"], kw["segment_kind"], kw["r_driver"], kw["r_sense"],
                      Selector(kw["selector_i0"], kw["selector_v0"]),
-                     card=load_card(kw["card_path"]), variation=variation, seed=kw["seed"])
+                     card=card, variation=variation, seed=kw["seed"])
 
 
 def _states(spec, kw):
@@ -127,13 +122,7 @@ def progress_bar(what: str, total: int | None = None):
 
 def refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
     """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
-    from pathlib import Path
-
     from ..array.tables import sidecar
-    from .common import refuse_inputs
 
     if out:
-        inputs = [(n, Path(kw[k])) for n, k in (("--card", "card_path"),
-                                                ("--variation", "variation"))
-                  if kw.get(k) and kw[k] not in ("none", "default")]
-        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs)
+        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs_of(kw))

@@ -43,17 +43,8 @@ def write_options(func: Callable) -> Callable:
 
 
 def _refuse_outputs(kw: dict[str, Any], out: str | None, plot: str | None) -> None:
-    """Refuse an --out or --plot that is an input (the card, the variation spec), and an
-    --out whose sidecar is one, before any work."""
-    from pathlib import Path
-
-    from .common import refuse_inputs
-
-    inputs = [(n, Path(v)) for n, v in (("--card", kw["card_path"]),
-                                         ("--variation", kw["variation"])) if v]
-    for name, path in (("--out", out), ("--plot", plot)):
-        if path:
-            refuse_inputs(name, Path(path), inputs)
+    """Refuse an --out whose sidecar is an input (the card, the variation spec) before any
+    work (an --out or --plot that is an input is refused with every command's paths)."""
     refuse_sidecar("--out", out, kw)
 
 

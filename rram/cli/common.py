@@ -31,6 +31,25 @@ class InputPath(click.Path):
         super().__init__(exists=True, dir_okay=False, **kwargs)
 
 
+class VariationArg(click.ParamType):
+    """A variation spec: ``default`` (the built-in spec), ``none`` (no variation) or a
+    JSON file, which is an input of the command like any :class:`InputPath`."""
+
+    name = "none|default|FILE"
+    WORDS = ("none", "default")
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> str:
+        if value in self.WORDS:
+            return value
+        return InputPath().convert(value, param, ctx)
+
+    @classmethod
+    def path(cls, value: str | None) -> Path | None:
+        """The file a value names (None for the words)."""
+        return None if value is None or value in cls.WORDS else Path(value)
+
+
 class OutputPath(click.Path):
     """A file the command writes: its folder must exist and it must not be an input."""
 
@@ -82,6 +101,8 @@ def check_paths(params: Iterable[click.Parameter], values: dict[str, Any]) -> No
         for v in _values(values.get(p.name)):
             if isinstance(p.type, InputPath):
                 inputs.append((_option_name(p), Path(v)))
+            elif isinstance(p.type, VariationArg) and VariationArg.path(v) is not None:
+                inputs.append((_option_name(p), VariationArg.path(v)))
             elif isinstance(p.type, (OutputPath, OutputFolder)):
                 outputs.append((_option_name(p), Path(v), isinstance(p.type, OutputFolder)))
     for i, (name, path, is_folder) in enumerate(outputs):
@@ -131,11 +152,61 @@ def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> f
     return value
 
 
+def card_option(help: str = "Model card JSON [default: the built-in card].",
+                required: bool = False) -> Callable:
+    """The ``--card`` option of every command (its value: the path, ``card_path``)."""
+    return click.option("--card", "card_path", type=InputPath(), required=required,
+                        default=None, help=help)
+
+
+def engine_option() -> Callable:
+    """The ``--engine`` option (:data:`rram.experiment.ENGINES`)."""
+    from ..experiment import ENGINES
+
+    return click.option("--engine", type=click.Choice(list(ENGINES)), default="python",
+                        show_default=True,
+                        help="Simulator: the Python engine, ngspice with the subcircuit, or "
+                             "ngspice with the compiled Verilog-A.")
+
+
+def variation_option(default: str) -> Callable:
+    """The ``--variation`` option of every command (:class:`VariationArg`)."""
+    return click.option("--variation", "variation", type=VariationArg(), default=default,
+                        show_default=True,
+                        help="Variation spec: default (the built-in spec), none, or a spec "
+                             "JSON file.")
+
+
 def load_card(path: str | None):
     from ..card import default_card
     from ..card import load_card as _load
 
     return default_card() if path is None else _load(path)
+
+
+def load_variation(value: str, card):
+    """The variation spec a ``--variation`` value names, of ``card``'s model (None for
+    ``none``)."""
+    from ..variation import default_variation
+    from ..variation import load_variation as _load
+
+    if value == "none":
+        return None
+    if value == "default":
+        return default_variation()
+    return _load(value, card.model)
+
+
+def inputs_of(kw: dict[str, Any]) -> list[tuple[str, Path]]:
+    """The files a command's ``--card`` and ``--variation`` name (for its companion
+    files' checks)."""
+    out = []
+    if kw.get("card_path"):
+        out.append(("--card", Path(kw["card_path"])))
+    variation = VariationArg.path(kw.get("variation"))
+    if variation is not None:
+        out.append(("--variation", variation))
+    return out
 
 
 def echo_err(text: str) -> None:

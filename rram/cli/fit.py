@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, RramError
-from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, load_card
+from .common import (
+    InputPath,
+    OutputFolder,
+    OutputPath,
+    card_option,
+    command_guard,
+    finite,
+    load_card,
+)
 
 
 def _cycle_range(text: str | None) -> tuple[int, int] | None:
@@ -40,8 +48,7 @@ def holdout_option(reported: str):
               help="Cycle to fit [default: the median cycle of the data].")
 @click.option("--cycles", "cycle_range", default=None, metavar="A:B",
               help="Choose the median cycle among cycles A..B only.")
-@click.option("--card", "card_path", type=InputPath(),
-              default=None, help="Initial card [default: the built-in card].")
+@card_option("Initial card [default: the built-in card].")
 @click.option("--recipe", "recipe_path", type=InputPath(),
               default=None, help="Recipe JSON [default: rram.fit.recipe.default_recipe].")
 @click.option("--compliance", type=float, default=None, callback=finite,
@@ -131,8 +138,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 
 @click.command("fit-variation")
 @click.argument("dist_file", type=InputPath())
-@click.option("--card", "card_path", type=InputPath(),
-              default=None, help="Fitted card [default: the built-in card].")
+@card_option("Fitted card [default: the built-in card].")
 @click.option("--devices", type=click.IntRange(20, 100_000), default=None,
               help="Simulated devices per evaluation [default: 200; --nested: 256].")
 @click.option("--cycles", type=click.IntRange(1, 100), default=None,
@@ -278,8 +284,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
 
 @click.command("fit-cycles")
 @click.argument("iv_files", nargs=-1, required=True, type=InputPath())
-@click.option("--card", "card_path", type=InputPath(),
-              required=True, help="The fitted card of the median cycle (rram fit).")
+@card_option("The fitted card of the median cycle (rram fit).", required=True)
 @click.option("--cycles", "cycle_range", default=None, metavar="A:B",
               help="Only cycles A..B.")
 @click.option("--compliance", type=float, default=None, callback=finite,

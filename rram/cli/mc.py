@@ -8,23 +8,24 @@ import click
 
 from ..errors import SimulationError
 from .common import (
-    InputPath,
     OutputFolder,
     OutputPath,
+    card_option,
     command_guard,
+    engine_option,
     finite,
+    inputs_of,
     load_card,
+    load_variation,
     refuse_inputs,
+    variation_option,
 )
 
 
 @click.command()
-@click.option("--card", "card_path", type=InputPath(),
-              help="Model card JSON (default: the built-in card).")
-@click.option("--variation", "variation_path", type=InputPath(),
-              help="Variation spec JSON (default: the built-in spec).")
-@click.option("--engine", type=click.Choice(["python", "ngspice", "veriloga"]),
-              default="python", show_default=True)
+@card_option()
+@variation_option("default")
+@engine_option()
 @click.option("--devices", type=click.IntRange(1, 10**8), required=True)
 @click.option("--cycles", type=click.IntRange(1, 10**6), required=True)
 @click.option("--seed", type=click.IntRange(0, None), required=True)
@@ -52,21 +53,22 @@ from .common import (
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Write CDF, histogram and R-versus-cycle plots and a summary here.")
 @command_guard
-def mc(card_path, variation_path, engine, devices, cycles, seed, burn_in, workers, scheduler, chunk,
+def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, scheduler, chunk,
        resume, circuit, v_set, v_reset, rate, compliance, out, plots) -> None:
     """Monte Carlo of D2D and C2C variation: one row per device and cycle."""
-    from ..mc import MonteCarlo, Protocol
+    from ..experiment import DCLoop
+    from ..mc import MonteCarlo
     from ..mc.backend import run_mc
-    from ..variation import default_variation, load_variation
+    from ..variation import VariationSpec
 
-    inputs = [(n, Path(v)) for n, v in (("--card", card_path), ("--variation", variation_path))
-              if v]
+    inputs = inputs_of({"card_path": card_path, "variation": variation})
     for suffix in (".json", ".parts"):  # the provenance sidecar and the parts folder
         refuse_inputs(f"--out's {suffix} companion", Path(out + suffix), inputs)
-    spec = default_variation() if variation_path is None else load_variation(variation_path)
-    study = MonteCarlo(load_card(card_path), spec, devices, cycles, seed, engine,
-                       Protocol(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
-                                icc_set=compliance), burn_in)
+    card = load_card(card_path)
+    spec = load_variation(variation, card) or VariationSpec((), model=card.model)
+    study = MonteCarlo(card, spec, devices, cycles, seed, engine,
+                       DCLoop(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
+                              icc_set=compliance), burn_in)
     info = run_mc(study, out, workers=workers, scheduler=scheduler, chunk=chunk,
                   resume=resume, log=lambda s: click.echo(s, err=True))
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "

@@ -9,7 +9,15 @@ import click
 
 from .. import __version__
 from ..errors import InputError
-from .common import InputPath, OutputFolder, OutputPath, command_guard, finite, load_card
+from .common import (
+    OutputFolder,
+    OutputPath,
+    card_option,
+    command_guard,
+    engine_option,
+    finite,
+    load_card,
+)
 
 
 @click.command()
@@ -30,10 +38,8 @@ def card(out: str | None) -> None:
 
 
 @click.command()
-@click.option("--card", "card_path", type=InputPath(),
-              help="Model card JSON (default: the built-in card).")
-@click.option("--engine", type=click.Choice(["python", "ngspice", "veriloga"]),
-              default="python", show_default=True, help="Simulation engine.")
+@card_option()
+@engine_option()
 @click.option("--v-set", type=float, default=2.0, show_default=True, callback=finite,
               help="SET sweep maximum (V); negative for devices that SET at negative bias.")
 @click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=finite,
@@ -56,14 +62,13 @@ def card(out: str | None) -> None:
 def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
           temperature, out) -> None:
     """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
-    from ..analysis import loop_metrics
+    from ..experiment import DCLoop
     from ..io import write_atomic
-    from ..sweep import SweepSpec, run_sweep, sweep_frame
+    from ..metrics import loop_metrics
+    from ..sweep import run_sweep, sweep_frame
 
-    spec = SweepSpec(v_set=v_set, v_reset=v_reset, rate=rate, compliance=compliance,
-                     series_resistance=series_resistance, cycles=cycles,
-                     temperature=temperature)
-    res = run_sweep(spec, load_card(card_path), engine)
+    loop = DCLoop.of_sweep(v_set, v_reset, rate, compliance, series_resistance)
+    res = run_sweep(loop, load_card(card_path), engine, cycles, temperature)
     frame = sweep_frame(res)
     write_atomic(out, lambda p: frame.to_csv(p, index=False))
     click.echo(f"wrote {len(frame)} rows to {out}", err=True)
@@ -76,8 +81,7 @@ def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance
 @click.command()
 @click.option("--out", type=OutputFolder(), default="out", show_default=True,
               help="Output folder.")
-@click.option("--card", "card_path", type=InputPath(),
-              help="Model card JSON (default: the built-in card).")
+@card_option()
 @command_guard
 def demo(out: str, card_path: str | None) -> None:
     """Run every RRAM phenomenon and write loops, a summary and plots."""
@@ -97,8 +101,7 @@ def demo(out: str, card_path: str | None) -> None:
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["spice", "veriloga"]), required=True,
               help="spice: ngspice .subckt library; veriloga: CMC-style Verilog-A module.")
-@click.option("--card", "card_path", type=InputPath(),
-              help="Model card JSON whose values become the defaults (default: built-in).")
+@card_option("Model card JSON whose values become the defaults [default: the built-in card].")
 @click.option("--name", default="rram", show_default=True,
               help="Subcircuit / module name (not a Verilog-A or ngspice reserved word).")
 @click.option("--out", required=True, type=OutputPath(),
@@ -139,8 +142,7 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
 @click.command()
 @click.argument("kind", type=click.Choice(["dc-loop", "1t1r", "pulses", "read-disturb",
                                            "overshoot"]))
-@click.option("--card", "card_path", type=InputPath(),
-              help="Model card JSON (default: the built-in card).")
+@card_option()
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
               help="Testbench setting (repeatable); `rram netlist KIND --help-settings` "
                    "lists them.")

@@ -18,7 +18,7 @@ from ..card import Card, CardBatch, default_card
 from ..checks import is_number
 from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
 from ..errors import ConvergenceError, InputError
-from ..events import GAP_CLOSED_NM
+from ..events import GAP_CLOSED_NM, SET_FRACTION
 from ..model import Circuit, Layout, Model
 from ..status import N_STATS, Stat, Status, succeeded
 from .stimulus import Stimulus
@@ -291,7 +291,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     Y0 = initial_guess(circuit, n)
     out_y = np.full((n, OUT.shape[1], m), np.nan)
     nseg = TP.shape[1] - 1
-    thr = 0.5 * ICC if thresholds is None else thresholds
+    thr = SET_FRACTION * ICC if thresholds is None else thresholds
     ev = {"imax": np.full((n, nseg), -np.inf), "timax": np.full((n, nseg), np.nan),
           "tcross": np.full((n, nseg), np.nan), "dtmax": np.full((n, nseg), -np.inf),
           "yend": np.full((n, nseg, m), np.nan), "iend": np.full((n, nseg), np.nan),
@@ -376,7 +376,8 @@ def simulate(
     TP, VP, ICC, OUT = _pad(stimuli, record)
     VG = np.array([s.v_gate for s in stimuli], float)
     nseg = TP.shape[1] - 1
-    thr = 0.5 * ICC if thresholds is None else np.broadcast_to(thresholds, (n, nseg)).copy()
+    thr = SET_FRACTION * ICC if thresholds is None \
+        else np.broadcast_to(thresholds, (n, nseg)).copy()
     out_y, status, stats, ev = integrate_arrays(
         circ, P, TP, VP, ICC, VG, OUT, batch.model, opts, stop_current, thr,
         gap_closure_threshold(lay, P), progress=progress)

@@ -7,7 +7,7 @@ instrument's short read pulse leaves the state unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,7 +27,23 @@ def _params(cards: CardBatch) -> np.ndarray:
     return np.hstack([cards.values, np.tile(tail, (len(cards), 1))])
 
 
+#: The tip voltage splits the cell's voltage between the CF body and the gap: mid-way
+#: first, then the two ends for the devices Newton lost (a fully open gap takes it all).
 TIP_GUESSES = (0.5, 1.0, 0.0)
+
+
+def solve_rounds(n: int, attempt: Callable[[np.ndarray, float | None], np.ndarray],
+                 guesses: Sequence[float | None] = TIP_GUESSES) -> np.ndarray:
+    """The static solve of ``n`` devices, one guess after the other: ``attempt(devices,
+    guess)`` solves those devices from the tip voltage's ``guess`` (None: their last
+    solution) and returns which converged; the next guess takes the others.  Returns
+    the devices no guess solved."""
+    todo = np.arange(n)
+    for guess in guesses:
+        if not todo.size:
+            break
+        todo = todo[~attempt(todo, guess)]
+    return todo
 
 
 def solve_static(
@@ -60,14 +76,9 @@ def solve_static(
     atol = lay.per_unit({"V": 1e-9, "nm": 1e-6, "K": 1e-6})
     lim = newton_limits(lay)
     Y = np.zeros((n, len(lay.unknowns)))
-    status = np.full(n, -1, np.int64)
     states = {"dgap": gap, "dwidth": width}
-    # The tip voltage splits v between the CF body and the gap: mid-way first, then the
-    # two ends for the devices Newton lost (a fully open gap takes all of v)
-    for tip_fraction in TIP_GUESSES:
-        todo = np.flatnonzero(status != Status.OK)
-        if not todo.size:
-            break
+
+    def attempt(todo: np.ndarray, tip_fraction: float | None) -> np.ndarray:
         Yt = np.zeros((todo.size, len(lay.unknowns)))
         Yt[:, lay.unknown("mid")] = Yt[:, lay.unknown("ti")] = v[todo]
         Yt[:, lay.unknown("tip")] = tip_fraction * v[todo]
@@ -77,8 +88,10 @@ def solve_static(
         st = np.zeros(todo.size, np.int64)
         ig.dc_batch(CIRCUIT_KINDS.index("resistor"), np.ascontiguousarray(P[todo]),
                     np.ascontiguousarray(U[todo]), Yt, frozen, atol, 1e-9, lim, st)
-        Y[todo], status[todo] = Yt, st
-    bad = np.flatnonzero(status != Status.OK)
+        Y[todo] = Yt
+        return st == Status.OK
+
+    bad = solve_rounds(n, attempt, TIP_GUESSES)
     if bad.size:
         d = int(bad[0])
         raise ConvergenceError(

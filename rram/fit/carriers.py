@@ -19,12 +19,13 @@ import pandas as pd
 
 from ..card import Card
 from ..errors import InputError
+from ..experiment import DCLoop
 from ..mc import MonteCarlo, run_devices
-from ..mc.run import Protocol
+from ..metrics import LOG_METRICS
 from ..variation import Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
 from .modes import Configurations
-from .target import LOG_METRICS, Target, conditional_stats, rank_correlations, stats_of
+from .target import Target, conditional_stats, rank_correlations, stats_of
 
 #: The physical causes each metric may be carried by, in order of preference.
 CANDIDATES = {"r_lrs_ohm": ("rtop", "kth", "fw"), "r_hrs_ohm": ("deh",),
@@ -53,15 +54,10 @@ GEOMETRY = "wcf"
 
 
 
-def protocol_of(card: Card) -> Protocol:
+def protocol_of(card: Card) -> DCLoop:
     """The measurement protocol a fitted card was fitted to (its ``fit`` metadata), or
-    the default DC sweep."""
-    fit = card.meta.get("fit") if isinstance(card.meta, Mapping) else None
-    p = fit.get("protocol") if isinstance(fit, Mapping) else None
-    if not p:
-        return Protocol()
-    return Protocol(circuit="compliance", v_set=p["v_set"], v_reset=p["v_reset"],
-                    rate=p["rate"], icc_set=p["icc_set"], v_read=p.get("v_read", 0.2))
+    the default DC loop."""
+    return DCLoop.from_meta(card.meta)
 
 
 def centre(m: str, stats: dict) -> float:
@@ -69,7 +65,7 @@ def centre(m: str, stats: dict) -> float:
     return math.log(stats[m]["median"]) if m in LOG_METRICS else stats[m]["median"]
 
 
-def choose_carriers(target: Target, card: Card, protocol: Protocol, seed: int = 1,
+def choose_carriers(target: Target, card: Card, protocol: DCLoop, seed: int = 1,
                     devices: int = 16, cycles: int = 2,
                     log: Callable[[str], None] | None = None) -> dict[str, str]:
     """Metric -> carrier: each metric gets the candidate that moves it most (one probe
@@ -176,7 +172,7 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
 
 
 
-def simulate_metrics(card: Card, spec: VariationSpec, protocol: Protocol, devices: int,
+def simulate_metrics(card: Card, spec: VariationSpec, protocol: DCLoop, devices: int,
                      cycles: int, seed: int) -> pd.DataFrame:
     mc = MonteCarlo(card=card, spec=spec, devices=devices, cycles=cycles, seed=seed,
                     protocol=protocol, burn_in=BURN_IN)

@@ -291,12 +291,12 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
 def switching_of(frame: pd.DataFrame) -> pd.DataFrame:
     """The measured cycles judged by the Monte Carlo's rule (:func:`rram.events.
     switching_rule`): a SET switched if the HRS on its cycle's row is at least
-    :data:`rram.events.SWITCH_RATIO` times the LRS it left, a RESET if the next cycle's
+    :data:`rram.metrics.SWITCH_RATIO` times the LRS it left, a RESET if the next cycle's
     HRS is that much above the LRS.  A voltage of an operation that did not switch is
     the sweep's end, no switching voltage: it becomes NaN, and ``reason`` names the
     operation as the Monte Carlo does (``no_set``, ``no_reset``, joined by ``+``).  Where
     a read is missing the operation counts as switched."""
-    from ..events import switching_rule
+    from ..metrics import switching_rule
 
     out = frame.copy()
     # one row per device, cycle and state (load_distribution refuses repeats)

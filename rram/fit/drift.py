@@ -31,8 +31,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import ks_2samp, spearmanr
 
+from ..metrics import LOG_METRICS
 from ..variation import MAX_MEMORY, VariationSpec
-from .target import LOG_METRICS, metric_rows, simulated_rows
+from .target import metric_rows, simulated_rows
 
 #: Two-sample KS coefficient of the 95 % level (asymptotic).
 KS_95 = 1.358

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..card import Card
 from ..errors import InputError
-from .loop import MeasuredLoop, loop_metrics, simulate_loops
+from .loop import MeasuredLoop, simulate_loops, trace_metrics
 
 #: A switching voltage within this of the data counts as reproduced (V).
 VOLTAGE_TOLERANCE = 0.1
@@ -84,7 +84,7 @@ def loop_errors(loops: Sequence[MeasuredLoop], card: Card) -> pd.DataFrame:
     rows = []
     for loop in loops:
         cur = simulate_loops(loop, [card]).current[0]
-        data, model = loop_metrics(loop), loop_metrics(loop, cur)
+        data, model = trace_metrics(loop), trace_metrics(loop, cur)
         rows.append({"cycle": loop.cycle, "rms_dec": loop_rms(loop, cur),
                      "v_set_error_V": model["v_set_V"] - data["v_set_V"],
                      "v_reset_error_V": model["v_reset_V"] - data["v_reset_V"],
@@ -133,7 +133,8 @@ def distribution_errors(targets: dict[str, object], model: pd.DataFrame) -> pd.D
     spread ratio (model / data; ln-σ of R, σ of V) and KS distance to the data."""
     from scipy.stats import ks_2samp
 
-    from .variation import LOG_METRICS, stats_of
+    from ..metrics import LOG_METRICS
+    from .variation import stats_of
 
     rows = []
     for label, target in targets.items():

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..card import Card
 from ..engine.run import Options
-from .loop import MeasuredLoop, loop_metrics, simulate_loops, steady_card
+from .loop import MeasuredLoop, simulate_loops, steady_card, trace_metrics
 from .objective import JAC_STEP, loop_rms, point_sets
 from .recipe import Recipe, default_recipe, open_recipe
 from .refit import identify_parameters, polish
@@ -131,7 +131,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
                         for d in descents)
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
-    data, model = loop_metrics(loop), loop_metrics(loop, cur)
+    data, model = trace_metrics(loop), trace_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, rms[win], pairs["v_set_V"], pairs["v_reset_V"],
                    pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,

@@ -19,6 +19,7 @@ from ..constants import NM
 from ..engine.run import Options, simulate
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
+from ..events import DROP, DROP_FLOOR, SET_FRACTION
 from ..status import Status
 from .data import IVCurve, check_compliance
 
@@ -253,15 +254,15 @@ def switching_voltages(loop: MeasuredLoop, current: np.ndarray) -> tuple[float, 
         first = lo + int(np.argmax(np.abs(v[lo:top + 1]) >= V_MIN))
         vv, ii = v[first:top + 1], i[first:top + 1]
         if rule == "set":
-            hit = np.flatnonzero(ii >= 0.5 * loop.icc_set)
+            hit = np.flatnonzero(ii >= SET_FRACTION * loop.icc_set)
         else:
             peak = np.maximum.accumulate(ii)
-            hit = np.flatnonzero((ii < 0.9 * peak) & (peak >= 1e-9))
+            hit = np.flatnonzero((ii < DROP * peak) & (peak >= DROP_FLOOR))
         if not len(hit) or hit[0] == 0:
             out.append(np.nan)
             continue
         k = hit[0]
-        target = 0.5 * loop.icc_set if rule == "set" else 0.9 * peak[k - 1]
+        target = SET_FRACTION * loop.icc_set if rule == "set" else DROP * peak[k - 1]
         f = (target - ii[k - 1]) / (ii[k] - ii[k - 1]) if ii[k] != ii[k - 1] else 1.0
         out.append(float(vv[k - 1] + np.clip(f, 0, 1) * (vv[k] - vv[k - 1])))
     return out[0], out[1]
@@ -310,7 +311,9 @@ def read_resistances(loop: MeasuredLoop, current: np.ndarray, v_read: float = 0.
     return out[0], out[1]
 
 
-def loop_metrics(loop: MeasuredLoop, current: np.ndarray | None = None) -> dict[str, float]:
+def trace_metrics(loop: MeasuredLoop, current: np.ndarray | None = None) -> dict[str, float]:
+    """V_set, V_reset, R_LRS and R_HRS of a current trace on the loop's points (the
+    data's, or a model's), by the rules of :mod:`rram.metrics`."""
     cur = loop.current if current is None else current
     v_set, v_reset = switching_voltages(loop, cur)
     r_lrs, r_hrs = read_resistances(loop, cur)
@@ -323,7 +326,7 @@ def median_cycle(loops: Sequence[MeasuredLoop]) -> MeasuredLoop:
     if not loops:
         raise InputError("no loops to choose a median cycle from")
     rows = np.array([[m["v_set_V"], m["v_reset_V"], np.log(m["r_lrs_ohm"]),
-                      np.log(m["r_hrs_ohm"])] for m in map(loop_metrics, loops)])
+                      np.log(m["r_hrs_ohm"])] for m in map(trace_metrics, loops)])
     ok = np.all(np.isfinite(rows), axis=1)
     if not ok.any():
         raise InputError("no loop switches (V_set, V_reset, R_LRS and R_HRS all found)")

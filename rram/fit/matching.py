@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..card import Card
-from ..mc.run import Protocol
+from ..experiment import DCLoop
+from ..metrics import LOG_METRICS
 from .carriers import (
     DISTRIBUTION,
     GEOMETRY,
@@ -30,7 +31,7 @@ from .carriers import (
 )
 from .modes import Configurations, simulated_configurations
 from .nested import CONDITIONAL
-from .target import LOG_METRICS, Target
+from .target import Target
 
 #: Mismatch units: a quantile in fifths of the metric's measured spread, a rank
 #: correlation in steps of 0.05 (medians and spreads: 5 %, see ``Evaluator.residual``).
@@ -60,7 +61,7 @@ class Evaluator:
     """Monte Carlo statistics of a set of fitted values, counted, and the best so far."""
 
     def __init__(self, target: Target, carriers: dict[str, str], card: Card,
-                 protocol: Protocol, devices: int, cycles: int, seed: int,
+                 protocol: DCLoop, devices: int, cycles: int, seed: int,
                  log: Callable[[str], None] | None,
                  slow: Mapping[str, tuple[float, float]] | None = None,
                  config: Configurations | None = None):

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .target import LOG_METRICS, resolution, robust_sigma, simulated_rows
+from ..metrics import LOG_METRICS
+from .target import resolution, robust_sigma, simulated_rows
 
 #: Ashman's D above which two components are separate modes (a mixture of two equal
 #: normals is bimodal for D > 2).

@@ -20,7 +20,7 @@ from .identify import (
     relative_errors,
     worst_unidentified,
 )
-from .loop import MeasuredLoop, loop_metrics, simulate_loops
+from .loop import MeasuredLoop, simulate_loops, trace_metrics
 from .objective import Objective, lmfit_parameters, loop_rms
 from .recipe import Recipe, Stage
 from .stages import run_stage
@@ -170,7 +170,7 @@ def _identify(loop: MeasuredLoop, card: Card, recipe: Recipe, free: list[str],
 
     def figures(c: Card) -> np.ndarray:  # RMS (dec), V_set and V_reset (V)
         cur = simulate_loops(loop, [c], options).current[0]
-        m = loop_metrics(loop, cur)
+        m = trace_metrics(loop, cur)
         return np.array([loop_rms(loop, cur), m["v_set_V"], m["v_reset_V"]])
 
     now = figures(card)

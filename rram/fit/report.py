@@ -10,19 +10,19 @@ import numpy as np
 
 from .. import __version__
 from ..card import Card
+from ..experiment import DCLoop
 from ..io import write_text_atomic
 from .iv import LoopFit
 from .loop import MeasuredLoop
 from .recipe import Recipe
 
 
-def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> dict[str, float]:
-    """The measurement as a Monte Carlo protocol: sweep amplitudes, rate, compliance."""
+def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> DCLoop:
+    """The measurement as a DC loop: sweep amplitudes, rate, compliance."""
     dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
     moving = dv > 0
-    return {"v_set": loop.set.v_peak, "v_reset": loop.reset.v_peak,
-            "rate": float(np.median(dv[moving] / dt[moving])), "icc_set": loop.icc_set,
-            "v_read": v_read}
+    return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak,
+                  float(np.median(dv[moving] / dt[moving])), loop.icc_set, v_read=v_read)
 
 
 def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[str],
@@ -34,7 +34,7 @@ def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[st
     return fit.card.with_meta(provenance={
         "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
         "cycle": loop.cycle, "recipe": json.loads(recipe.to_json())},
-        fit={**fit.figures(), "protocol": protocol_of_loop(loop), "stages": stages,
+        fit={**fit.figures(), "protocol": protocol_of_loop(loop).as_meta(), "stages": stages,
              "identification": fit.identification})
 
 
@@ -120,8 +120,8 @@ def overlay_cdfs(fit, folder: str | Path) -> list[Path]:
     from scipy.stats import norm
 
     from ..io import output_folder
+    from ..metrics import LOG_METRICS
     from ..plots import _save, plt
-    from .target import LOG_METRICS
 
     metrics = fit.target.metrics
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.6))

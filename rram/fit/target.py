@@ -22,11 +22,9 @@ import pandas as pd
 
 from ..checks import is_number
 from ..errors import InputError
-from ..events import did_not_switch
+from ..metrics import LOG_METRICS, METRICS, did_not_switch, scaled
 from .nested import CONDITIONAL, check_design, conditional_d2d, nested_stats
 
-METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
-LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
 #: Quantiles matched beside the median (of ln R for resistances): the shape, tails included.
 QUANTILES = (0.05, 0.25, 0.75, 0.95)
 #: Rank correlations matched: (resistance, voltage, cycles from the resistance's read to
@@ -75,12 +73,6 @@ def rank_correlations(frame: pd.DataFrame) -> dict[str, float]:
             later = ordered.groupby("device")[v].shift(-lag) if lag else ordered[v]
             out[pair_name(r, v)] = _spearman(ordered[r], np.abs(later))
     return out
-
-
-def scaled(metric: str, x: np.ndarray) -> np.ndarray:
-    """The values a metric's statistics are taken of: ln R for resistances, V as is."""
-    x = np.asarray(x, float)
-    return np.log(x) if metric in LOG_METRICS else x
 
 
 def conditional_stats(paired: Mapping[str, np.ndarray], devices: np.ndarray,

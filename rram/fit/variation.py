@@ -60,9 +60,9 @@ from lmfit.minimizer import AbortFitException
 from .. import __version__
 from ..card import Card
 from ..errors import InputError
-from ..events import did_not_switch
+from ..experiment import DCLoop
 from ..io import write_text_atomic
-from ..mc.run import Protocol
+from ..metrics import LOG_METRICS, METRICS, did_not_switch
 from ..variation import VariationSpec
 from .carriers import (
     CANDIDATES,
@@ -87,8 +87,6 @@ from .matching import (
 from .modes import Configurations, simulated_configurations
 from .nested import CONDITIONAL
 from .target import (
-    LOG_METRICS,
-    METRICS,
     QUANTILES,
     Target,
     resolution,
@@ -114,7 +112,7 @@ class VariationFit:
     model_frame: pd.DataFrame
     seconds: float
     nfev: int
-    protocol: Protocol
+    protocol: DCLoop
     carriers: dict[str, str]
     #: the Monte Carlo design of the fit's evaluations: devices, cycles, seed
     design: tuple[int, int, int] = (200, 3, 1)
@@ -202,7 +200,7 @@ class VariationFit:
 
 def fit_variation(target: Target, card: Card, *, devices: int | None = None,
                   cycles: int | None = None, seed: int = 1, rounds: int = 8,
-                  polish_nfev: int = 10, protocol: Protocol | None = None,
+                  polish_nfev: int = 10, protocol: DCLoop | None = None,
                   start_sigma: Mapping[str, float] | None = None,
                   log: Callable[[str], None] | None = None,
                   carriers: dict[str, str] | None = None,

@@ -8,11 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..events import NO_RESET, NO_SET, did_not_switch
 from ..io import output_folder, write_atomic
-
-LOG_METRICS = ("r_lrs_ohm", "r_hrs_ohm")
-LINEAR_METRICS = ("v_set_V", "v_reset_V")
+from ..metrics import LINEAR_METRICS, LOG_METRICS, NO_RESET, NO_SET, did_not_switch
 
 
 def load_table(path: str | Path) -> pd.DataFrame:
@@ -35,7 +32,7 @@ def check_outcome(info) -> str | None:
 
 def switching_failures(frame: pd.DataFrame) -> dict[str, int]:
     """Converged device-cycles whose SET or RESET did not switch (the ``reason``
-    column, :func:`rram.events.switching_rule`), and the converged rows counted."""
+    column, :func:`rram.metrics.switching_rule`), and the converged rows counted."""
     ok = frame[frame["converged"].astype(bool)] if "converged" in frame else frame
     return {"rows": len(ok), NO_SET: int(did_not_switch(ok["reason"], NO_SET).sum()),
             NO_RESET: int(did_not_switch(ok["reason"], NO_RESET).sum())}

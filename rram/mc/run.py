@@ -21,66 +21,27 @@ import pandas as pd
 from ..card import Card, CardBatch, default_card, formed_state
 from ..constants import NM
 from ..engine.static import read_resistance
-from ..engine.stimulus import MAX_AMPLITUDE, check_compliance, check_dc_loop, sweep_phase
 from ..errors import InputError
-from ..events import phase_event_times, switching_rule
+from ..experiment import DCLoop, check_engine, simulate_with
+from ..metrics import (
+    CYCLE_COLUMNS,
+    peak_current,
+    read_of,
+    reset_temperature,
+    switching_rule,
+    switching_voltage,
+)
 from ..status import Status
 from ..variation import VariationSpec, default_variation
 from .draws import draw, draw_d2d, slow_paths
 
-ENGINES = ("python", "ngspice", "veriloga")
-CIRCUITS = ("compliance", "1t1r", "resistor")
-METRIC_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
-                  "i_peak_A", "reason", "converged", "error")
+#: A Monte Carlo row: a table of cycles' columns, and whether the device converged.
+METRIC_COLUMNS = (*CYCLE_COLUMNS, "converged", "error")
+#: The figures of a cycle, filled operation by operation.
+_FIGURES = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A", "i_reset_A",
+            "t_max_K")
 #: Segments of a sweep phase: up, down, read edge, read plateau, read edge.
 _SWEEP, _PLATEAU, _END = np.array([0, 1]), 3, 4
-
-
-@dataclass(frozen=True)
-class Protocol:
-    """The measured operation: DC sweeps to ``v_set`` and ``v_reset`` at ``rate`` (V/s).
-
-    ``circuit``: ``compliance`` (source limited to ``icc_set`` on SET, ``icc_reset`` on
-    RESET), ``1t1r`` (gate at ``v_gate``) or ``resistor`` (``rs`` in series).  R_LRS and
-    R_HRS are read with a ``v_read`` pulse after each operation.
-    """
-
-    circuit: str = "compliance"
-    v_set: float = 2.0
-    v_reset: float = -2.0
-    rate: float = 1e3
-    icc_set: float = 100e-6
-    icc_reset: float = 10e-3
-    v_gate: float = 1.28
-    rs: float = 10e3
-    v_read: float = 0.1
-
-    def __post_init__(self) -> None:
-        if self.circuit not in CIRCUITS:
-            raise InputError(f"circuit {self.circuit!r}: valid are {', '.join(CIRCUITS)}")
-        # the checks rram sweep applies (one function): amplitudes, rate, compliances
-        check_dc_loop(self.v_set, self.v_reset, self.rate)
-        check_compliance(self.icc_set, "icc_set")
-        check_compliance(self.icc_reset, "icc_reset")
-        for name in ("v_gate", "rs", "v_read"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
-                    or not np.isfinite(v) or (name != "v_gate" and v <= 0):
-                raise InputError(f"protocol {name} must be finite"
-                                 + ("" if name == "v_gate" else " and > 0") + f", got {v!r}")
-        if self.v_read > MAX_AMPLITUDE or abs(self.v_gate) > MAX_AMPLITUDE:
-            raise InputError(f"protocol v_read and |v_gate| must be at most {MAX_AMPLITUDE:g} "
-                             f"V, got {self.v_read:g} and {self.v_gate:g} V")
-
-    def stimulus(self, event: str, cycle: int):
-        top, icc = (self.v_set, self.icc_set) if event == "set" else (self.v_reset,
-                                                                        self.icc_reset)
-        return sweep_phase(top, self.rate, icc, event, v_read=self.v_read, cycle=cycle,
-                           v_gate=self.v_gate if self.circuit == "1t1r" else 0.0)
-
-    @property
-    def circuit_params(self) -> dict[str, float]:
-        return {"rs": self.rs} if self.circuit == "resistor" else {}
 
 
 @dataclass(frozen=True)
@@ -100,7 +61,7 @@ class MonteCarlo:
     cycles: int = 10
     seed: int = 0
     engine: str = "python"
-    protocol: Protocol = field(default_factory=Protocol)
+    protocol: DCLoop = field(default_factory=DCLoop)
     burn_in: int = 0
 
     def __post_init__(self) -> None:
@@ -111,8 +72,7 @@ class MonteCarlo:
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
                 or self.seed < 0:
             raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
-        if self.engine not in ENGINES:
-            raise InputError(f"engine {self.engine!r}: valid are {', '.join(ENGINES)}")
+        check_engine(self.engine)
 
     @property
     def columns(self) -> list[str]:
@@ -147,7 +107,7 @@ SPICE_SET_OPTIONS = {"trtol": 1}
 SPICE_RESET_BATCH = 5
 
 
-def spice_settings(protocol: Protocol, event: str):
+def spice_settings(protocol: DCLoop, event: str):
     """(SpiceOptions, devices per deck) for one operation in ngspice.
 
     The step cap is the one a whole cycle in one deck gets, so the answer does not depend
@@ -155,24 +115,18 @@ def spice_settings(protocol: Protocol, event: str):
     from ..spice import SpiceOptions
     from ..spice.testbench import step_cap
 
-    cap = step_cap([protocol.stimulus(e, 0).times for e in ("set", "reset")])
+    cap = step_cap([protocol.phase(e, 0).times for e in ("set", "reset")])
     if event == "set":
         return SpiceOptions(tmax=cap, spice_options=SPICE_SET_OPTIONS), 1
     return SpiceOptions(tmax=cap), SPICE_RESET_BATCH
 
 
 def _simulate(mc: MonteCarlo, stimulus, cards: CardBatch, event: str):
-    if mc.engine == "python":
-        from ..engine.run import simulate
-
-        return simulate(mc.protocol.circuit, stimulus, cards=cards,
-                        circuit_params=mc.protocol.circuit_params, record=False)
-    from ..spice import ENGINE_MODELS, simulate_spice
-
-    options, batch = spice_settings(mc.protocol, event)
-    return simulate_spice(mc.protocol.circuit, stimulus, cards=cards,
-                          circuit_params=mc.protocol.circuit_params,
-                          model=ENGINE_MODELS[mc.engine], options=options, batch=batch)
+    options, batch = spice_settings(mc.protocol, event) if mc.engine != "python" \
+        else (None, 1)
+    return simulate_with(mc.engine, mc.protocol.circuit, stimulus, cards,
+                         mc.protocol.circuit_params, spice_options=options, batch=batch,
+                         record=False)
 
 
 def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
@@ -199,10 +153,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     run = mc.burn_in + mc.cycles
     paths = slow_paths(mc.spec, mc.seed, devices, run)  # the drift of slow C2C parts
     for cycle in range(run):
-        out: dict[str, np.ndarray] = {
-            "v_set_V": np.full(n, np.nan), "v_reset_V": np.full(n, np.nan),
-            "r_lrs_ohm": np.full(n, np.nan), "r_hrs_ohm": np.full(n, np.nan),
-            "i_peak_A": np.full(n, np.nan)}
+        out: dict[str, np.ndarray] = {k: np.full(n, np.nan) for k in _FIGURES}
         for event in ("set", "reset"):
             values = draw(mc.spec, base.values, mc.seed, devices, cycle, event, d2d,
                           paths[:, cycle])
@@ -221,7 +172,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 r_before = np.full(n, np.nan)
                 r_before[alive] = read_resistance(cards, cards["x0"] / NM, cards["w0"] / NM,
                                                   mc.protocol.v_read)
-            st = mc.protocol.stimulus(event, cycle)
+            st = mc.protocol.phase(event, cycle)
             res = _simulate(mc, st, cards, event)
             ev = res.events
             for j, i in enumerate(alive):
@@ -229,18 +180,19 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                     why = dict((d, (w, t)) for d, w, t in res.failures())[j]
                     error[i] = f"{event} of cycle {cycle}: {why[0]} at t = {why[1]:.4g} s"
                     continue
-                r_read = ev["vcell_end"][j, _PLATEAU] / ev["iend"][j, _PLATEAU]
+                ev_j = {k: v[j] for k, v in ev.items()}
                 gap[i] = ev["gap_end"][j, _END] * NM
                 width[i] = ev["width_end"][j, _END] * NM
-                t = phase_event_times({k: v[j] for k, v in ev.items()}, _SWEEP, event)
-                v = st.voltage(t) if np.isfinite(t) else np.nan
+                v = switching_voltage(ev_j, _SWEEP, event, st)
                 if event == "set":
                     out["v_set_V"][i] = v
-                    out["i_peak_A"][i] = np.nanmax(ev["imax"][j, _SWEEP])
-                    out["r_lrs_ohm"][i] = r_read
+                    out["i_peak_A"][i] = peak_current(ev_j, _SWEEP)
+                    out["r_lrs_ohm"][i] = read_of(ev_j, _PLATEAU)
                 else:
                     out["v_reset_V"][i] = v
-                    out["r_hrs_ohm"][i] = r_read
+                    out["i_reset_A"][i] = peak_current(ev_j, _SWEEP[:1])
+                    out["t_max_K"][i] = reset_temperature(ev_j, _SWEEP, cards["tamb"][j])
+                    out["r_hrs_ohm"][i] = read_of(ev_j, _PLATEAU)
         out["v_set_V"], out["v_reset_V"], out["reason"] = switching_rule(
             out["v_set_V"], out["v_reset_V"], r_before, out["r_lrs_ohm"], out["r_hrs_ohm"])
         r_before = out["r_hrs_ohm"].copy()
@@ -248,7 +200,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             continue
         table["device"] += devices
         table["cycle"] += [cycle] * n
-        for k in ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A", "reason"):
+        for k in (*_FIGURES, "reason"):
             table[k] += out[k].tolist()
         table["converged"] += [not e for e in error]
         table["error"] += list(error)

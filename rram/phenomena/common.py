@@ -79,3 +79,8 @@ def first_crossing_time(t: np.ndarray, ratio: np.ndarray, factor: float) -> floa
     f = (target - r0) / (r1 - r0) if r1 != r0 else 1.0
     lt = np.log(t[k - 1]) + f * (np.log(t[k]) - np.log(t[k - 1]))
     return float(np.exp(lt))
+
+
+def log_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of log10(y) against log10(x)."""
+    return float(np.polyfit(np.log10(x), np.log10(y), 1)[0])

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis import loop_metrics
 from ..card import Card
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance, solve_static
 from ..engine.stimulus import constant_stress
+from ..metrics import loop_metrics
 from .common import YEAR, Phenomenon, card_or_default, first_crossing_time, loops, set_sign
 
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..analysis import loop_metrics
 from ..card import Card
 from ..engine.run import Options, simulate
 from ..engine.stimulus import dc_loops
-from ..events import did_not_switch
+from ..metrics import METRICS, did_not_switch, loop_metrics
 from .common import Phenomenon, card_or_default, loops, phase_mask, set_sign
-
-METRICS = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm")
 
 
 def no_artefacts(card: Card | None = None, options: Options | None = None,
@@ -74,12 +71,13 @@ def endurance(card: Card | None = None, options: Options | None = None, spec=Non
     defaults)."""
     from scipy.stats import spearmanr
 
-    from ..mc.run import MonteCarlo, Protocol, run_devices
+    from ..experiment import DCLoop
+    from ..mc.run import MonteCarlo, run_devices
     from ..variation import default_variation
 
     card = card_or_default(card)
     s = set_sign(card)
-    protocol = protocol or Protocol(v_set=2.0 * s, v_reset=-2.0 * s)
+    protocol = protocol or DCLoop(v_set=2.0 * s, v_reset=-2.0 * s)
     mc = MonteCarlo(card=card, spec=spec or default_variation(), devices=devices,
                     cycles=cycles, seed=seed, protocol=protocol)
     df = run_devices(mc, range(devices))

@@ -7,12 +7,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..analysis import first_crossing, log_slope, loop_metrics
 from ..card import Card
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance
 from ..engine.stimulus import dc_loops, pulse_train
-from .common import Phenomenon, card_or_default, local_slopes, loops, phase_mask, set_sign
+from ..metrics import first_crossing, loop_metrics
+from .common import (
+    Phenomenon,
+    card_or_default,
+    local_slopes,
+    log_slope,
+    loops,
+    phase_mask,
+    set_sign,
+)
 
 
 def abrupt_set(card: Card | None = None, icc: float = 100e-6, cycles: int = 3,

@@ -2,7 +2,7 @@
 
 :func:`simulate_spice` takes the same arguments as :func:`rram.engine.run.simulate` and
 returns the same :class:`~rram.engine.run.SimResult`, so ``frame()``,
-:func:`rram.analysis.loop_metrics` and every plot work unchanged whichever engine ran.
+:func:`rram.metrics.loop_metrics` and every plot work unchanged whichever engine ran.
 Per-segment events (peak current, threshold crossing, end states) are computed from
 ngspice's own time points, as the Python engine computes them from its steps.
 """
@@ -19,7 +19,7 @@ from ..circuits import CIRCUIT_PARAMETERS
 from ..engine.run import SimResult, electrodes, engine_circuit, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..errors import ConvergenceError, InputError
-from ..events import EVENT_KEYS, segment_events
+from ..events import EVENT_KEYS, SET_FRACTION, segment_events
 from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
 from . import models
@@ -224,7 +224,7 @@ def simulate_spice(
         states = np.column_stack([card[lay.anchor(node)[0]] / lay.anchor(node)[1]
                                   + wave[node] for node in ("dgap", "dwidth")]
                                  + [wave["dtemp"]])
-        thr = 0.5 * st.icc if thresholds is None else np.broadcast_to(
+        thr = SET_FRACTION * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
         ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
         for k in EVENT_KEYS:

@@ -1,0 +1,185 @@
+"""The DC switching loop, the one experiment ``rram sweep``, ``rram mc`` and the fit
+describe, and the simulators that run it.
+
+A :class:`DCLoop` is the protocol: its circuit, the sweep amplitudes and rate, the
+compliances and the read voltage.  It gives the whole loop as one stimulus
+(:meth:`DCLoop.stimulus`, for ``rram sweep``) or each operation alone
+(:meth:`DCLoop.phase`, for the Monte Carlo, which redraws parameters between them), and
+it travels with a fitted card (:meth:`DCLoop.from_meta`).  :data:`ENGINES` names the
+simulators; :func:`simulate_with` runs any of them and returns the same result type.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from .checks import is_number
+from .engine.stimulus import (
+    COMPLIANCE_RANGE,
+    MAX_AMPLITUDE,
+    Stimulus,
+    check_compliance,
+    check_dc_loop,
+    dc_loops,
+    sweep_phase,
+)
+from .errors import InputError
+
+if TYPE_CHECKING:
+    from .card import Card, CardBatch
+    from .engine.run import Options, SimResult
+
+#: Circuits of a DC loop (:mod:`rram.circuits`).
+CIRCUITS = ("compliance", "1t1r", "resistor")
+#: Simulators: the Python engine, and ngspice with the subcircuit or the compiled
+#: Verilog-A (OSDI).
+ENGINES = {"python": None, "ngspice": "subckt", "veriloga": "osdi"}
+#: The RESET's compliance when none is given: ten times the SET's, at least 10 mA (the
+#: RESET draws more than the SET left; the limit only guards the source).
+RESET_COMPLIANCE_FACTOR, RESET_COMPLIANCE_MIN = 10.0, 10e-3
+
+
+def check_engine(name: str) -> str:
+    if name not in ENGINES:
+        raise InputError(f"unknown engine {name!r}; valid: {', '.join(ENGINES)}")
+    return name
+
+
+@dataclass(frozen=True)
+class DCLoop:
+    """A DC loop: 0 → ``v_set`` → 0 → ``v_reset`` → 0 at ``rate`` (V/s).
+
+    ``circuit``: ``compliance`` (a source limited to ``icc_set`` on SET and
+    ``icc_reset`` on RESET, A; with ``r_source`` (Ω) its small-signal resistance below
+    the limit), ``1t1r`` (gate at ``v_gate``, V) or ``resistor`` (``rs`` in series, Ω).
+    ``icc_reset`` defaults to :data:`RESET_COMPLIANCE_FACTOR` times ``icc_set``, at
+    least :data:`RESET_COMPLIANCE_MIN`.  R_LRS and R_HRS are read at ``v_read`` (V);
+    waveforms are sampled every ``v_step`` volts of sweep.
+    """
+
+    circuit: str = "compliance"
+    v_set: float = 2.0
+    v_reset: float = -2.0
+    rate: float = 1e3
+    icc_set: float = 100e-6
+    icc_reset: float | None = None
+    v_gate: float = 1.28
+    rs: float = 10e3
+    r_source: float | None = None
+    v_read: float = 0.1
+    v_step: float = 2e-3
+
+    def __post_init__(self) -> None:
+        if self.circuit not in CIRCUITS:
+            raise InputError(f"circuit {self.circuit!r}: valid are {', '.join(CIRCUITS)}")
+        # every DC loop's checks: amplitudes, rate, compliances
+        check_dc_loop(self.v_set, self.v_reset, self.rate)
+        check_compliance(self.icc_set, "icc_set")
+        if self.icc_reset is None:
+            object.__setattr__(self, "icc_reset", min(COMPLIANCE_RANGE[1], max(
+                RESET_COMPLIANCE_MIN, RESET_COMPLIANCE_FACTOR * self.icc_set)))
+        check_compliance(self.icc_reset, "icc_reset")
+        for name in ("v_gate", "rs", "v_read", "v_step", "r_source"):
+            v = getattr(self, name)
+            if v is None and name == "r_source":
+                continue
+            if not (is_number(v) and math.isfinite(v) and (name == "v_gate" or v > 0)):
+                raise InputError(f"protocol {name} must be finite"
+                                 + ("" if name == "v_gate" else " and > 0") + f", got {v!r}")
+        if self.v_read > MAX_AMPLITUDE or abs(self.v_gate) > MAX_AMPLITUDE:
+            raise InputError(f"protocol v_read and |v_gate| must be at most {MAX_AMPLITUDE:g} "
+                             f"V, got {self.v_read:g} and {self.v_gate:g} V")
+        if self.r_source is not None and self.circuit != "compliance":
+            raise InputError(f"protocol r_source: the {self.circuit} circuit has no "
+                             "compliance source")
+
+    @classmethod
+    def of_sweep(cls, v_set: float = 2.0, v_reset: float = -2.0, rate: float = 1e3,
+                 compliance: float | None = None, series_resistance: float | None = None,
+                 v_step: float = 2e-3) -> DCLoop:
+        """The loop of ``rram sweep``'s options: a compliance (default 100 µA), with
+        ``series_resistance`` its small-signal resistance; a series resistance alone
+        replaces the compliance (the ``resistor`` circuit)."""
+        for name, v in (("compliance", compliance), ("series_resistance", series_resistance)):
+            if v is not None and not (is_number(v) and math.isfinite(v) and v > 0):
+                raise InputError(f"--{name.replace('_', '-')} must be a finite number > 0, "
+                                 f"got {v!r}")
+        if compliance is not None:
+            check_compliance(compliance, "--compliance")
+        if series_resistance is not None and compliance is None:
+            return cls("resistor", v_set, v_reset, rate, rs=series_resistance, v_step=v_step)
+        return cls("compliance", v_set, v_reset, rate,
+                   cls.icc_set if compliance is None else compliance,
+                   r_source=series_resistance, v_step=v_step)
+
+    def stimulus(self, cycles: int = 1) -> Stimulus:
+        """The whole loop, ``cycles`` times."""
+        return dc_loops(self.v_set, self.v_reset, self.rate, cycles, icc_set=self.icc_set,
+                        icc_reset=self.icc_reset, v_step=self.v_step,
+                        v_gate=self.gate)
+
+    def phase(self, event: str, cycle: int = 0) -> Stimulus:
+        """One operation (``set`` or ``reset``) of cycle ``cycle``: its ramp out and
+        back, then a read pulse at ``v_read``."""
+        top, icc = (self.v_set, self.icc_set) if event == "set" else (self.v_reset,
+                                                                        self.icc_reset)
+        return sweep_phase(top, self.rate, icc, event, v_read=self.v_read, cycle=cycle,
+                           v_step=self.v_step, v_gate=self.gate)
+
+    @property
+    def gate(self) -> float:
+        return self.v_gate if self.circuit == "1t1r" else 0.0
+
+    @property
+    def circuit_params(self) -> dict[str, float]:
+        if self.circuit == "resistor":
+            return {"rs": self.rs}
+        if self.r_source is not None:
+            return {"gsrc": 1.0 / self.r_source}
+        return {}
+
+    def as_meta(self) -> dict[str, Any]:
+        """The protocol as a card's metadata (``meta["fit"]["protocol"]``)."""
+        return asdict(self)
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any] | None) -> DCLoop:
+        """The protocol a fitted card carries (``meta["fit"]["protocol"]``, as
+        :meth:`as_meta` writes it; a card without one: the default loop)."""
+        fit = meta.get("fit") if isinstance(meta, Mapping) else None
+        p = fit.get("protocol") if isinstance(fit, Mapping) else None
+        if not p:
+            return cls()
+        if not isinstance(p, Mapping):
+            raise InputError(f"the card's fit protocol is not an object: {p!r}")
+        unknown = sorted(set(p) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise InputError(f"the card's fit protocol has unknown key(s) {', '.join(unknown)}")
+        return cls(**p)
+
+
+def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimulus],
+                  cards: Card | Sequence[Card] | CardBatch | None = None,
+                  circuit_params: Mapping[str, object] | None = None, *,
+                  options: Options | None = None, spice_options=None, batch: int = 1,
+                  record: bool = True) -> SimResult:
+    """Simulate with ``engine`` (:data:`ENGINES`): the Python engine with ``options``
+    (``record=False``: events only), or ngspice with ``spice_options``
+    (:class:`rram.spice.SpiceOptions`; ``batch`` devices that share a stimulus per
+    deck).  The result type is the same whichever ran."""
+    check_engine(engine)
+    if ENGINES[engine] is None:
+        from .engine.run import simulate
+
+        return simulate(circuit, stimuli, cards=cards, circuit_params=circuit_params,
+                        options=options, record=record)
+    from .spice import simulate_spice
+
+    return simulate_spice(circuit, stimuli, cards=cards, circuit_params=circuit_params,
+                          model=ENGINES[engine], options=spice_options, batch=batch)
+
+
+__all__ = ["CIRCUITS", "ENGINES", "DCLoop", "check_engine", "simulate_with"]
