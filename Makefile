@@ -3,7 +3,7 @@
 VENV := .venv
 BIN  := $(VENV)/bin
 
-.PHONY: demo test bootstrap lint generate bench fit clean
+.PHONY: demo test test-fast bootstrap lint generate bench fit clean
 
 bootstrap:
 	@bash scripts/bootstrap.sh
@@ -15,6 +15,10 @@ demo: bootstrap
 test: bootstrap
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
+# the edit-test loop: every test not marked slow (CI runs them all: make test)
+test-fast: bootstrap
+	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow"
+
 lint: bootstrap
 	$(BIN)/ruff check rram tests benchmarks
 
@@ -22,11 +26,11 @@ generate: bootstrap
 	$(BIN)/rram generate
 
 bench: bootstrap
-	$(BIN)/python benchmarks/bench_engine.py
-	$(BIN)/python benchmarks/bench_spice.py
-	$(BIN)/python benchmarks/bench_mc.py
-	$(BIN)/python benchmarks/bench_floor.py
-	$(BIN)/python benchmarks/bench_endurance.py
+	$(BIN)/python benchmarks/bench_engine.py --markdown
+	$(BIN)/python benchmarks/bench_spice.py --markdown
+	$(BIN)/python benchmarks/bench_mc.py --markdown
+	$(BIN)/python benchmarks/bench_floor.py --markdown
+	$(BIN)/python benchmarks/bench_endurance.py --markdown
 
 # Calibration of the TUD device (fitting/README.md): loop fit, variation fit, exports.
 TUD := fitting/data/tud_H16248L_M12/tud_H16248L_M12

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_array.py [--linear 256 512 1024] [--nonlinear 64 128 256]
                                      [--vectors 10] [--spice 32]
-                                     [--mc 128 --samples 1000 --workers 2]
+                                     [--mc 128 --samples 1000 --workers 2] [--markdown]
 
 * Linear path (1R, every cell a fixed chord conductance, random LRS/HRS pattern): the
   time to assemble, order (nested dissection) and factorise the nodal matrix (SuperLU)
@@ -28,6 +28,22 @@ import sys
 import time
 
 import numpy as np
+import report
+
+#: Each kind of case's table heading, and its figures' column names (with units).
+HEADINGS = {"linear": "Linear path (1R, chord conductances)",
+            "nonlinear": "Nonlinear read (Newton on the array)",
+            "spice": "The same 1R read in ngspice (OSDI cells)",
+            "mc": "Monte Carlo of the VMM accuracy"}
+COLUMNS = {"case": "case", "nets": "nets", "cells_s": "cells (s)", "build_s": "build (s)",
+           "factor_s": "order + factor (s)", "of_which_order_s": "of which order (s)",
+           "per_vector_s": "per vector (s)", "seconds": "time (s)", "iterations": "iterations",
+           "worst_drop_V": "worst IR drop (V)", "native_s": "native (s)",
+           "ngspice_s": "ngspice (s)", "max_rel_diff": "max relative difference",
+           "samples": "samples", "workers": "workers", "s_per_array": "per array (s)",
+           "rel_err_median": "median relative error",
+           "variation_rel_err_median": "median relative error, variation only",
+           "peak_MB": "peak RSS (MB)"}
 
 
 def _peak_mb() -> float:
@@ -126,6 +142,19 @@ def monte_carlo(n: int, samples: int, vectors: int, workers: int) -> dict:
             "peak_MB": _peak_mb()}
 
 
+def markdown(results: dict[str, list[dict]]) -> None:
+    """The figures main() prints, one table per kind of case, as docs/benchmarks/array.md."""
+    tables = [(HEADINGS[kind], [COLUMNS[k] for k in rows[0]],
+               [[f"{v:.4g}" if isinstance(v, float) else str(v) for v in r.values()]
+                for r in rows])
+              for kind, rows in results.items() if rows]
+    report.write(__file__, "Array engine speed and peak memory",
+                 "The linear read path (assemble, order, factorise once, then per input "
+                 "vector), the nonlinear read of 1R and 1S1R arrays, the same read in ngspice "
+                 "and a Monte Carlo of the VMM accuracy, each case in its own process",
+                 tables)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--linear", type=int, nargs="*", default=[256, 512, 1024])
@@ -137,6 +166,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--case", help=argparse.SUPPRESS)  # one case, in a child process
+    report.add_option(ap)
     args = ap.parse_args()
     if args.case:
         kind, _, rest = args.case.partition(":")
@@ -155,6 +185,7 @@ def main() -> None:
     cases += [f"nonlinear:{t},{n}" for t in args.topologies for n in args.nonlinear]
     cases += [f"spice:{n}" for n in args.spice]
     cases += [f"mc:{n}" for n in args.mc]
+    results: dict[str, list[dict]] = {kind: [] for kind in HEADINGS}
     for case in cases:
         proc = subprocess.run([sys.executable, __file__, "--case", case, "--vectors",
                                str(args.vectors), "--samples", str(args.samples),
@@ -166,6 +197,9 @@ def main() -> None:
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         print("  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                         for k, v in r.items()), flush=True)
+        results[case.partition(":")[0]].append(r)
+    if args.markdown:
+        markdown(results)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Endurance over 1000 cycles: failed SETs, failure runs and drift of the medians.
 
-    python benchmarks/bench_endurance.py [--devices 20] [--cycles 1000]
+    python benchmarks/bench_endurance.py [--devices 20] [--cycles 1000] [--markdown]
 
 Runs the Python Monte Carlo (each SET and RESET its own run, the state carried over) for
 the default card with the default variation spec, and for the fitted TU Darmstadt card
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import report
 
 from rram.card import default_card, load_card
 from rram.fit.variation import protocol_of
@@ -34,7 +35,8 @@ def longest_run(failed: np.ndarray) -> int:
     return best
 
 
-def study(name: str, mc: MonteCarlo) -> None:
+def study(name: str, mc: MonteCarlo) -> tuple[list[str], list[list[str]]]:
+    """Run and print one study; its summary row and its rows per block of cycles."""
     t0 = time.perf_counter()
     df = run_devices(mc, range(mc.devices))
     seconds = time.perf_counter() - t0
@@ -47,12 +49,20 @@ def study(name: str, mc: MonteCarlo) -> None:
     print(f"  failed SETs: {100 * failed.mean():.2f} % of cycles; longest run of "
           f"consecutive failures: {max(runs)}")
     print("  cycles      median R_LRS (ohm)  median R_HRS (ohm)  failed SETs")
+    summary = [name, str(mc.devices), str(mc.cycles), f"{seconds:.0f}",
+               f"{len(df) / seconds:.0f}", str(int((~df["converged"]).sum())),
+               f"{100 * failed.mean():.2f}", str(max(runs))]
+    blocks = []
     block = max(1, mc.cycles // 10)
     for a in range(0, mc.cycles, block):
         sel = (df["cycle"] >= a) & (df["cycle"] < a + block)
         ok = sel & df["converged"]
-        print(f"  {a:4d}-{a + block - 1:<4d}  {df.loc[ok, 'r_lrs_ohm'].median():18.4g}  "
-              f"{df.loc[ok, 'r_hrs_ohm'].median():18.4g}  {100 * failed[sel].mean():9.2f} %")
+        r_lrs, r_hrs = df.loc[ok, "r_lrs_ohm"].median(), df.loc[ok, "r_hrs_ohm"].median()
+        print(f"  {a:4d}-{a + block - 1:<4d}  {r_lrs:18.4g}  "
+              f"{r_hrs:18.4g}  {100 * failed[sel].mean():9.2f} %")
+        blocks.append([f"{a}–{a + block - 1}", f"{r_lrs:.4g}", f"{r_hrs:.4g}",
+                       f"{100 * failed[sel].mean():.2f}"])
+    return summary, blocks
 
 
 def main() -> None:
@@ -60,15 +70,30 @@ def main() -> None:
     ap.add_argument("--devices", type=int, default=20)
     ap.add_argument("--cycles", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    report.add_option(ap)
     args = ap.parse_args()
-    study("default card, default variation",
-          MonteCarlo(card=default_card(), spec=default_variation(), devices=args.devices,
-                     cycles=args.cycles, seed=args.seed))
     card = load_card(FIT / "tud_H16248L_M12.card.json")
-    study("fitted TUD card and spec, measured protocol",
-          MonteCarlo(card=card, spec=load_variation(FIT / "tud_H16248L_M12.variation.json"),
-                     devices=args.devices, cycles=args.cycles, seed=args.seed,
-                     protocol=protocol_of(card)))
+    studies = {
+        "default card, default variation":
+            MonteCarlo(card=default_card(), spec=default_variation(), devices=args.devices,
+                       cycles=args.cycles, seed=args.seed),
+        "fitted TUD card and spec, measured protocol":
+            MonteCarlo(card=card, spec=load_variation(FIT / "tud_H16248L_M12.variation.json"),
+                       devices=args.devices, cycles=args.cycles, seed=args.seed,
+                       protocol=protocol_of(card))}
+    results = {name: study(name, mc) for name, mc in studies.items()}
+    if args.markdown:
+        columns = ["study", "devices", "cycles", "time (s)", "device-cycles/s",
+                   "not converged", "failed SETs (% of cycles)",
+                   "longest run of failed SETs (cycles)"]
+        blocks = ["cycles", "median R_LRS (Ω)", "median R_HRS (Ω)", "failed SETs (%)"]
+        report.write(__file__, "Endurance: failed SETs and drift over cycles",
+                     "The Python Monte Carlo (each SET and RESET its own run, the state "
+                     "carried over) of the default card and variation and of the fitted TUD "
+                     "card and spec under its measured protocol; a SET fails when the "
+                     "resistance falls less than 2x",
+                     [("", columns, [summary for summary, _ in results.values()]),
+                      *((name, blocks, rows) for name, (_, rows) in results.items())])
 
 
 if __name__ == "__main__":

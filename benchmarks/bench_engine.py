@@ -5,7 +5,7 @@ One full SET/RESET DC loop per device at the default sweep (0 → 2 V → 0 → 
 in its own process (after a warm-up) so peak memory is that run's own; the engine keeps
 only per-segment events (``record=False``), as a Monte Carlo study would.
 
-    python benchmarks/bench_engine.py [--sizes 1 1000 10000 100000] [--repeat 1]
+    python benchmarks/bench_engine.py [--sizes 1 1000 10000 100000] [--repeat 1] [--markdown]
     python benchmarks/bench_engine.py --baseline 61f1ca6 --sizes 10000 --repeat 3
 
 Timing on shared machines is noisy: the best of ``--repeat`` runs is reported.  With
@@ -26,13 +26,20 @@ import tempfile
 import time
 from pathlib import Path
 
+import report
+
 
 def _child(n: int, repeat: int) -> dict:
     import numba
 
+    import rram
     from rram.engine.run import simulate
     from rram.engine.stimulus import dc_loops
-    from rram.metrics import loop_metrics
+
+    if (Path(rram.__file__).parent / "metrics.py").exists():
+        from rram.metrics import loop_metrics
+    else:  # a --baseline from before rram.analysis became rram.metrics
+        from rram.analysis import loop_metrics
 
     stim = dc_loops(v_step=0.01)
     simulate("compliance", stim, n_devices=2, record=False)  # load the compiled engine
@@ -74,6 +81,14 @@ def _row(label: str, r: dict) -> str:
             f"{r['converged']}/{r['n']} ({r['threads']} threads)")
 
 
+def _cells(r: dict) -> list[str]:
+    metrics = r["metrics_seconds"]
+    return [r["engine"], str(r["n"]), f"{r['seconds']:.3f}", f"{r['loops_per_s']:.0f}",
+            f"{r['steps_per_loop']:.0f}", f"{r['peak_rss_MiB']:.0f}",
+            f"{r['converged']}/{r['n']}", str(r["threads"]),
+            "—" if metrics is None else f"{metrics:.3f}"]
+
+
 def _baseline_tree(commit: str, root: Path) -> str:
     """``rram/`` of ``commit`` unpacked under ``root`` (a path for PYTHONPATH)."""
     repo = Path(__file__).resolve().parent.parent
@@ -90,6 +105,7 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="COMMIT",
                     help="also run the engine of this commit, alternating with this one")
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    report.add_option(ap)
     args = ap.parse_args()
     if args.child is not None:
         print(json.dumps(_child(args.child, args.repeat)))
@@ -98,7 +114,7 @@ def main() -> None:
         engines = {"this": None}
         if args.baseline:
             engines[args.baseline] = _baseline_tree(args.baseline, Path(tmp))
-        rows = []
+        rows, ratios = [], []
         print(f"{'engine':>9} {'N':>8} {'seconds':>9} {'loops/s':>9} {'steps/loop':>10} "
               f"{'peak MiB':>9} ok")
         for n in args.sizes:
@@ -115,7 +131,20 @@ def main() -> None:
             if args.baseline:
                 ratio = best["this"]["loops_per_s"] / best[args.baseline]["loops_per_s"]
                 print(f"{'':>9} {n:>8} this/{args.baseline}: {ratio:.2f}x", flush=True)
+                ratios.append([str(n), f"{ratio:.2f}"])
         print(json.dumps(rows))
+    if args.markdown:
+        columns = ["engine", "devices", "time (s)", "loops/s", "steps/loop", "peak RSS (MiB)",
+                   "converged", "threads", "loop_metrics (s)"]
+        tables = [("", columns, [_cells(r) for r in rows])]
+        if ratios:
+            tables.append((f"This engine against {args.baseline}",
+                           ["devices", f"this/{args.baseline} loops/s (×)"], ratios))
+        report.write(__file__, "Python engine throughput",
+                     "One SET/RESET DC loop per device (default sweep and card, compliance "
+                     f"circuit, record=False), best of {args.repeat} run(s) per size, each "
+                     "size in its own process", tables)
+
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,7 @@ and ≥ 400/s from ngspice (OSDI).  This script measures, for the default study'
   ceiling ``cores / analysis time`` and, for many instances in one deck, the ceiling
   ``cores / model-load time`` (as if all devices shared every time step).
 
-    python benchmarks/bench_floor.py [--repeat 3]
+    python benchmarks/bench_floor.py [--repeat 3] [--markdown]
 
 Ceilings are upper bounds: the real engines also predict, factor, test errors and
 record events.  Timing is noisy on shared machines; the best of ``--repeat`` is used.
@@ -27,6 +27,7 @@ import os
 import time
 
 import numpy as np
+import report
 from numba import njit
 
 GOAL_PYTHON = 10_000.0
@@ -163,9 +164,44 @@ def ngspice_floor(repeat: int) -> dict:
             "shared_ceiling": cores / usage["Transient load time"]}
 
 
+def markdown(py: dict, ng: dict, repeat: int) -> None:
+    """The figures main() prints, as docs/benchmarks/floor.md."""
+    best = max(py[label]["ceiling"] for label in TOLERANCES)
+    work = [[label, *(f"{py[label][k]:.0f}" for k in ("steps", "rejected", "set_steps",
+                                                      "residuals", "jacobians")),
+             f"{py[label]['kernel_ms']:.2f}", f"{py[label]['ceiling']:.0f}"]
+            for label in TOLERANCES]
+    python = [f"{py['t_jac_us']:.2f}", f"{py['t_res_us']:.2f}", str(py["threads"]),
+              f"{py['measured']:.0f}", f"{best:.0f}", f"{GOAL_PYTHON:.0f}",
+              f"{GOAL_PYTHON / best:.1f}"]
+    osdi = [f"{ng['timepoints']:.0f}", f"{ng['rejected']:.0f}", f"{ng['iterations']:.0f}",
+            f"{ng['us_per_iteration']:.1f}", f"{100 * ng['load_share']:.0f}",
+            f"{ng['analysis_ms']:.1f}", f"{ng['wall_ms']:.1f}", str(ng["cores"]),
+            f"{ng['ceiling']:.0f}", f"{GOAL_OSDI:.0f}", f"{GOAL_OSDI / ng['ceiling']:.1f}",
+            f"{ng['shared_ceiling']:.0f}", f"{GOAL_OSDI / ng['shared_ceiling']:.1f}"]
+    report.write(__file__, "Where a DC loop's time goes: the throughput ceilings", (
+        "For the default study's loop (default card, compliance circuit, 0 → 2 V → 0 → −2 V "
+        "→ 0 at 1 kV/s, 100 µA): the Python engine's work per loop and its ceiling threads / "
+        "kernel time, and ngspice OSDI's accounting per deck and its ceilings, best of "
+        f"{repeat}"), [
+        ("Python engine: work per loop", ["tolerances", "steps", "rejected", "SET steps",
+                                          "residuals", "Jacobians", "kernel (ms)",
+                                          "ceiling (loops/s)"], work),
+        ("Python engine: model evaluation and throughput",
+         ["evaluation with Jacobian (µs)", "residual only (µs)", "threads",
+          "measured, 1,000 devices (loops/s)", "best ceiling (loops/s)", "goal (loops/s)",
+          "goal / best ceiling (×)"], [python]),
+        ("ngspice OSDI, one loop per deck",
+         ["timepoints", "rejected", "Newton iterations", "per iteration (µs)",
+          "in the model load (%)", "analysis (ms)", "per deck (ms)", "cores",
+          "ceiling (loops/s)", "goal (loops/s)", "goal / ceiling (×)",
+          "shared-steps ceiling (loops/s)", "goal / shared-steps ceiling (×)"], [osdi])])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
+    report.add_option(ap)
     args = ap.parse_args()
     py = python_floor(args.repeat)
     print(f"Python engine: one model evaluation costs {py['t_jac_us']:.2f} µs with its "
@@ -192,6 +228,9 @@ def main() -> None:
     print(f"many instances per deck, if every device needed the same time steps (they "
           f"do not: each adds its own SET's steps): model loads alone cap it at "
           f"{ng['shared_ceiling']:.0f} loops/s, {GOAL_OSDI / ng['shared_ceiling']:.1f}x short")
+
+    if args.markdown:
+        markdown(py, ng, args.repeat)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ main process, and the largest Dask worker).  The naive baseline runs one PySpice
 simulation per sample: one deck per device-cycle, one process, no state carried over.
 
     python benchmarks/bench_mc.py [--python-devices 1000 10000] [--spice-devices 400]
+                                  [--markdown]
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import report
 
 
 def _peak_mb() -> tuple[float, float]:
@@ -89,6 +92,7 @@ def main() -> None:
     ap.add_argument("--cycles", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
+    report.add_option(ap)
     args = ap.parse_args()
     if args.one:
         kind, *rest = args.one
@@ -104,10 +108,13 @@ def main() -> None:
     print(f"{'engine':28s} {'workers':>7s} {'dev-cycles':>10s} {'per s':>9s} {'failed':>6s} "
           f"{'main MB':>8s} {'worker MB':>9s}", flush=True)
     rates: dict[str, float] = {}
+    rows: list[list[str]] = []
 
     def show(label: str, workers: int, n: int, r: dict) -> None:
         print(f"{label:28s} {workers:7d} {n:10d} {r['rate']:9.1f} {r['failed']:6d} "
               f"{r['main_mb']:8.0f} {r['worker_mb']:9.0f}", flush=True)
+        rows.append([label, str(workers), str(n), f"{r['rate']:.1f}", str(r["failed"]),
+                     f"{r['main_mb']:.0f}", f"{r['worker_mb']:.0f}"])
 
     r = _spawn("naive", str(args.spice_devices))
     rates["naive"] = r["rate"]
@@ -122,9 +129,21 @@ def main() -> None:
         show(label, workers, n * cycles, r)
         rates[engine] = max(rates.get(engine, 0.0), r["rate"])
     spice = max(rates["veriloga"], rates["ngspice"])
-    print(f"\npython / best ngspice: {rates['python'] / spice:.1f}x;  "
-          f"best ngspice / naive: {spice / rates['naive']:.2f}x;  "
-          f"/ naive with the Monte Carlo SET deck: {spice / r_tuned:.2f}x")
+    ratios = [rates["python"] / spice, spice / rates["naive"], spice / r_tuned]
+    print(f"\npython / best ngspice: {ratios[0]:.1f}x;  "
+          f"best ngspice / naive: {ratios[1]:.2f}x;  "
+          f"/ naive with the Monte Carlo SET deck: {ratios[2]:.2f}x")
+    if args.markdown:
+        columns = ["engine", "workers", "device-cycles", "device-cycles/s", "failed",
+                   "main peak (MB)", "largest worker peak (MB)"]
+        report.write(__file__, "Monte Carlo throughput",
+                     "The default study (default card and variation, DC sweeps through the "
+                     "compliance circuit) through rram.mc.backend.run_mc per engine, each "
+                     "configuration in a fresh process, beside one PySpice deck per sample",
+                     [("", columns, rows),
+                      ("Ratios", ["python / best ngspice (×)", "best ngspice / naive (×)",
+                                  "best ngspice / naive with the Monte Carlo SET deck (×)"],
+                       [[f"{ratios[0]:.1f}", f"{ratios[1]:.2f}", f"{ratios[2]:.2f}"]])])
 
 
 if __name__ == "__main__":

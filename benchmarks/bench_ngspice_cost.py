@@ -17,6 +17,7 @@ the rendering of commit 61f1ca6 (issue 16's baseline) in a many-cell deck.
 The VM is shared and noisy: read the ratios, measured side by side in one run.
 
     python benchmarks/bench_ngspice_cost.py [--devices 4] [--cells 100] [--repeats 3]
+                                            [--markdown]
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+import report
 
 BASELINE = "61f1ca6"
 OPTIONS = ".options method=gear reltol=0.0001 acct"
@@ -71,14 +74,14 @@ def osdi_deck(osdi: Path, cells: list[dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def per_device(n: int) -> None:
+def per_device(n: int) -> list[report.Table]:
     from rram.engine.stimulus import dc_loops
     from rram.spice import simulate_spice
     from rram.variation import corner_cards, default_variation
 
     cards = corner_cards(default_variation(), n, seed=7, width=1.0)
     st = dc_loops(2.0, -2.0, 1e3)
-    rates = {}
+    rates, rows = {}, []
     for model in ("osdi", "subckt"):
         simulate_spice("resistor", st, cards=cards[:1], circuit_params={"rs": 10e3},
                        model=model)  # warm-up: render, compile, load
@@ -88,16 +91,23 @@ def per_device(n: int) -> None:
         rates[model] = n / (time.perf_counter() - t0)
         print(f"  {model:7s} {rates[model]:8.2f} device-loops/s  failed "
               f"{len(res.failures())}  retries {int(res.meta['retries'].sum())}", flush=True)
-    print(f"  subckt/osdi time per loop: {rates['osdi'] / rates['subckt']:.1f}x")
+        rows.append([model, f"{rates[model]:.2f}", str(len(res.failures())),
+                     str(int(res.meta["retries"].sum()))])
+    ratio = rates["osdi"] / rates["subckt"]
+    print(f"  subckt/osdi time per loop: {ratio:.1f}x")
+    return [(f"The default DC loop, {n} devices, one deck each (simulate_spice)",
+             ["model", "device-loops/s", "failed", "retries"], rows),
+            ("", ["subckt/osdi time per loop (×)"], [[f"{ratio:.1f}"]])]
 
 
-def default_decks(workdir: Path) -> None:
-    from rram.model import MODEL
+def default_decks(workdir: Path) -> list[report.Table]:
+    from rram.card import default_card
     from rram.spice import decks, models
     from rram.spice.testbench import ModelRef
 
-    refs = {"osdi": ModelRef("osdi", str(models.osdi_module(MODEL))),
-            "subckt": ModelRef("subckt", str(models.subckt_library(MODEL)))}
+    model = default_card().model
+    refs = {"osdi": ModelRef("osdi", str(models.osdi_module(model))),
+            "subckt": ModelRef("subckt", str(models.subckt_library(model)))}
     texts = {name: decks.build("dc-loop", model=ref).render() for name, ref in refs.items()}
     # the subcircuit as the baseline rendered it (its own card, the same loop)
     old = workdir / BASELINE
@@ -105,6 +115,7 @@ def default_decks(workdir: Path) -> None:
     (old / "ngspice" / "rram.lib").write_text(_show("netlists/ngspice/rram.lib"))
     texts[f"subckt@{BASELINE}"] = _show("netlists/testbenches/dc-loop.cir").replace(
         "../ngspice/rram.lib", str(old / "ngspice" / "rram.lib"))
+    rows = []
     for name, text in texts.items():
         text = re.sub(r"^\.options (.*)$", r".options \1 acct", text, flags=re.M)
         text = re.sub(r"^\.save .*$", ".print tran v(te)", text, flags=re.M)
@@ -114,10 +125,15 @@ def default_decks(workdir: Path) -> None:
         print(f"  {name:15s} {s['iterations']:6.0f} Newton iterations, {s['timepoints']:4.0f} "
               f"time points, {s['analysis_s']:6.3f} s, load {per_iteration:6.1f} us/iteration",
               flush=True)
+        rows.append([name, f"{s['iterations']:.0f}", f"{s['timepoints']:.0f}",
+                     f"{s['analysis_s']:.3f}", f"{per_iteration:.1f}"])
+    return [("The default DC-loop deck, default card (ngspice -b, .options acct)",
+             ["deck", "Newton iterations", "time points", "analysis (s)",
+              "load per iteration (µs)"], rows)]
 
 
-def many_cells(n: int, repeats: int, workdir: Path) -> None:
-    from rram.model import MODEL
+def many_cells(n: int, repeats: int, workdir: Path) -> list[report.Table]:
+    from rram.card import default_card
     from rram.spice import models
     from rram.variation import corner_cards, default_variation
 
@@ -126,9 +142,10 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
     from rram.printers.veriloga_printer import NO_BOUND_STEP
 
     # "no hint": today's module built without its SET-runaway step hint
+    model = default_card().model
     builds = {BASELINE: models.compile_osdi(old_va),
-              "no hint": models.compile_osdi(models.veriloga_source(MODEL), (NO_BOUND_STEP,)),
-              "current": models.osdi_module(MODEL)}
+              "no hint": models.compile_osdi(models.veriloga_source(model), (NO_BOUND_STEP,)),
+              "current": models.osdi_module(model)}
     offsets = ("dea", "deh", "dei", "kw", "fw")
     cards = corner_cards(default_variation(), n, seed=7, width=1.0)
     cells = [{k: c[k] for k in offsets} for c in cards]
@@ -136,15 +153,23 @@ def many_cells(n: int, repeats: int, workdir: Path) -> None:
     for _ in range(repeats):
         for name, osdi in builds.items():
             runs[name].append(run_deck(osdi_deck(osdi, cells), workdir))
-    rate = {}
+    rate, rows = {}, []
     for name, rs in runs.items():
         rate[name] = n / statistics.median(r["wall_s"] for r in rs)
         s = rs[0]
         print(f"  {name:8s} {rate[name]:8.1f} device-loops/s  {s['iterations']:6.0f} Newton "
               f"iterations, {s['timepoints']:5.0f} time points, load "
               f"{s['load_s'] / s['iterations'] * 1e6:7.1f} us/iteration", flush=True)
-    print(f"  current/{BASELINE}: {rate['current'] / rate[BASELINE]:.2f}x device-loops/s; "
-          f"current/no hint: {rate['current'] / rate['no hint']:.2f}x")
+        rows.append([name, f"{rate[name]:.1f}", f"{s['iterations']:.0f}",
+                     f"{s['timepoints']:.0f}", f"{s['load_s'] / s['iterations'] * 1e6:.1f}"])
+    ratios = [rate["current"] / rate[BASELINE], rate["current"] / rate["no hint"]]
+    print(f"  current/{BASELINE}: {ratios[0]:.2f}x device-loops/s; "
+          f"current/no hint: {ratios[1]:.2f}x")
+    return [(f"{n} cells in one OSDI deck (median of {repeats} runs)",
+             ["build", "device-loops/s", "Newton iterations", "time points",
+              "load per iteration (µs)"], rows),
+            ("", [f"current/{BASELINE} device-loops/s (×)", "current/no hint (×)"],
+             [[f"{r:.2f}" for r in ratios]])]
 
 
 def main() -> None:
@@ -152,15 +177,22 @@ def main() -> None:
     ap.add_argument("--devices", type=int, default=4)
     ap.add_argument("--cells", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
+    report.add_option(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
         print(f"default DC loop, {args.devices} devices, one deck each (simulate_spice):")
-        per_device(args.devices)
+        tables = per_device(args.devices)
         print("default DC-loop deck, default card (ngspice -b, .options acct):")
-        default_decks(Path(tmp))
+        tables += default_decks(Path(tmp))
         print(f"{args.cells}-cell OSDI deck:")
-        many_cells(args.cells, args.repeats, Path(tmp))
+        tables += many_cells(args.cells, args.repeats, Path(tmp))
+    if args.markdown:
+        report.write(__file__, "What a device-loop costs in ngspice",
+                     "The subcircuit against the OSDI build per device and in ngspice's own "
+                     f"accounting, and the OSDI model against {BASELINE}'s rendering and "
+                     "against itself without its SET-runaway step hint in a many-cell deck",
+                     tables)
 
 
 if __name__ == "__main__":

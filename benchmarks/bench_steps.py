@@ -15,7 +15,7 @@ window's share of the loop's step attempts.  Cutting the stimulus adds a breakpo
 the cut (one shortened step and a restart at first order), so a window's counts are good
 to a few steps.  Issue #16 asks for ≈ 120–150 attempts per loop.
 
-    python benchmarks/bench_steps.py
+    python benchmarks/bench_steps.py [--markdown]
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+import report
 
 
 def truncated(st, t_end: float):
@@ -63,19 +64,29 @@ def counters() -> list[tuple[str, np.ndarray]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.parse_args()
+    report.add_option(ap)
+    args = ap.parse_args()
     rows = counters()
     total = rows[-1][1]
     print(f"{total[0] + total[1]:.0f} step attempts per loop ({total[0]:.0f} accepted), "
           f"{total[2]:.0f} residuals, {total[3]:.0f} Jacobians")
     print(f"{'window':34s} {'steps':>6s} {'rejected':>8s} {'residuals':>9s} "
           f"{'Jacobians':>9s} {'attempts %':>10s}")
+    table = []
     prev = np.zeros(4)
     for label, c in rows:
         d = c - prev
         share = 100 * (d[0] + d[1]) / (total[0] + total[1])
         print(f"{label:34s} {d[0]:6.0f} {d[1]:8.0f} {d[2]:9.0f} {d[3]:9.0f} {share:10.1f}")
+        table.append([label, *(f"{x:.0f}" for x in d), f"{share:.1f}"])
         prev = c
+    if args.markdown:
+        table.append(["whole loop", *(f"{x:.0f}" for x in total), "100.0"])
+        report.write(__file__, "Step attempts of one DC loop, by window",
+                     "The Python engine's integrator counters per window of the default "
+                     "study's DC loop (default card, compliance circuit, one device)",
+                     [("", ["window", "accepted steps", "rejected steps", "residuals",
+                            "Jacobians", "share of attempts (%)"], table)])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Quasi-static array writes: half-select disturb, native engine against ngspice.
 
     python benchmarks/bench_write.py [--sizes 8 32 64] [--count 100] [--amplitude 1.7]
-                                     [--schemes v/2] [--no-spice]
+                                     [--schemes v/2] [--no-spice] [--markdown]
 
 Every cell of an N x N 1R crossbar (default wires) starts in the HRS (a positive
 ``--amplitude``: SET pulses) or in the LRS (negative: RESET pulses); the cell
@@ -23,6 +23,16 @@ import subprocess
 import sys
 
 import numpy as np
+import report
+
+#: The table's columns: a case's figure and its column name (with units).
+COLUMNS = {"case": "case", "native_s": "native (s)", "array_solves": "array solves",
+           "relaxations": "relaxation sweeps", "selected_R_ohm": "selected R: from, to (Ω)",
+           "half_min": "half-selected |R/R0 − 1| min", "half_median": "half-selected median",
+           "half_max": "half-selected max", "unselected_max": "unselected |R/R0 − 1| max",
+           "ngspice_s": "ngspice (s)", "deck_MB": "deck (MB)",
+           "worst_rel_diff": "half-selected changes vs ngspice: worst relative difference",
+           "median_rel_diff": "median relative difference", "peak_MB": "peak RSS (MB)"}
 
 
 def _peak_mb() -> float:
@@ -62,6 +72,23 @@ def case(n: int, count: int, amplitude: float, scheme: str, spice: bool) -> dict
     return out
 
 
+def _cell(v: object) -> str:
+    if isinstance(v, list):
+        return " → ".join(f"{x:.4g}" for x in v)
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def markdown(results: list[dict]) -> None:
+    """The figures main() prints, as docs/benchmarks/write.md (— where not run)."""
+    rows = [[_cell(r[k]) if k in r else "—" for k in COLUMNS] for r in results]
+    report.write(__file__, "Quasi-static array writes: half-select disturb",
+                 "Pulses on one cell of an N x N 1R crossbar (default wires) under each "
+                 "scheme: the native write's cost, the half-selected and unselected cells' "
+                 "resistance changes and, for V/2, the same write as an ngspice transient "
+                 "(OSDI cells), each case in its own process",
+                 [("", list(COLUMNS.values()), rows)])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[8, 32, 64])
@@ -71,11 +98,13 @@ def main() -> None:
     ap.add_argument("--schemes", nargs="*", default=["v/2", "v/3", "float"])
     ap.add_argument("--no-spice", action="store_true")
     ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
+    report.add_option(ap)
     args = ap.parse_args()
     if args.one:
         n, count, scheme, spice = args.one
         print(json.dumps(case(int(n), int(count), args.amplitude, scheme, spice == "1")))
         return
+    results = []
     for n in args.sizes:
         for scheme in args.schemes:
             spice = "1" if scheme == "v/2" and not args.no_spice else "0"
@@ -87,6 +116,9 @@ def main() -> None:
                 continue
             r = json.loads(run.stdout.strip().splitlines()[-1])
             print(json.dumps(r), flush=True)
+            results.append(r)
+    if args.markdown:
+        markdown(results)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ Definitions, used for every engine and for measured data alike (:mod:`rram.event
   the SET / RESET half of the cycle.
 * **i_peak**: the largest |I| in the SET half (overshoot shows up here); **i_reset**: the
   largest |I| of the RESET ramp.
-* The switching rule (:func:`rram.events.switching_rule`): V_set only where the
+* The switching rule (:func:`switching_rule`): V_set only where the
   resistance fell at least 2× across the SET (from the previous cycle's R_HRS, or the
   initial state's resistance), V_reset only where it rose 2× across the RESET;
   otherwise NaN, with ``no_set``/``no_reset`` in the ``reason`` column.

@@ -292,10 +292,10 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
 @click.option("--out", required=True, type=OutputPath(),
-              help="CSV: one row per cycle (fitted ea, eh, fw, x0, RMS, error).")
+              help="CSV: one row per cycle (fitted ea, eh, kth, x0, RMS, error).")
 @command_guard
 def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, out) -> None:
-    """Refit every measured loop (ea, eh, fw, x0 from the median-cycle card): the
+    """Refit every measured loop (ea, eh, kth, x0 from the median-cycle card): the
     cycle-to-cycle scatter of the kinetics, for rram fit-variation --scatter."""
     from ..fit.cycles import fit_cycles, scatter_sigmas
     from ..fit.data import load_iv
