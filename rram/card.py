@@ -166,7 +166,10 @@ class CardBatch:
     values: np.ndarray
 
     def __post_init__(self) -> None:
-        v = np.array(self.values, dtype=float, order="C")
+        # a caller's writable array is copied; a read-only one is kept as a view, so one
+        # card broadcast to a million devices stays one row
+        v = np.asarray(self.values, dtype=float)
+        v = v.copy() if v.flags.writeable else v.view()
         if v.ndim != 2 or v.shape[1] != len(self.model.parameters):
             raise InputError(f"a card batch is (devices, {len(self.model.parameters)}), "
                              f"got {v.shape}")
@@ -195,6 +198,7 @@ class CardBatch:
                 if row is None:
                     row = rows[id(c)] = c.row
                 values[d] = row
+            values.setflags(write=False)  # the batch's own array: no copy
             out = cls(cards[0], values)
         if n is not None and len(out) != n:
             raise InputError(f"got {len(out)} cards for {n} devices")
@@ -240,6 +244,7 @@ class CardBatch:
                 raise CardError(f"parameter {name} of device {d}: {p.check(float(col[d]))} "
                                 f"(valid range {p.range_text})")
             values[:, self.model.layout.column(name)] = col
+        values.setflags(write=False)  # this array is the new batch's own: no copy
         out = CardBatch(self.base, values)
         out._check_constraints()
         return out
@@ -254,7 +259,9 @@ class CardBatch:
                     {k: float(v[d]) for k, v in cols.items()}))
 
     def take(self, devices: Sequence[int] | np.ndarray) -> CardBatch:
-        return CardBatch(self.base, self.values[np.asarray(devices, dtype=np.int64)])
+        values = self.values[np.asarray(devices, dtype=np.int64)]
+        values.setflags(write=False)  # a fresh array: the batch's own
+        return CardBatch(self.base, values)
 
     def card(self, d: int) -> Card:
         """Device ``d``'s card (the base's name and metadata; already validated)."""

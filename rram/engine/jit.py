@@ -14,8 +14,9 @@ key also holds numba's code-generation settings (:data:`CODEGEN_DEFAULTS`): a ru
 (measured: 6x slower kernels), which must not be what every later run loads.
 
 The engines are keyed to the model (:func:`load_compiled`): the default model's kernels
-are the committed ``rram/_kernels.py`` (when its text is theirs), and the compiled
-modules are the package's own.  Another model's kernels are rendered into
+are the committed ``rram/_kernels.py`` (a test re-renders them; another model whose
+kernels render to the same text shares them), and the compiled modules are the
+package's own.  Another model's kernels are rendered into
 ``$XDG_CACHE_HOME/rram/kernels/<key>/`` and imported under a name of their own, and each
 compiled module is imported again from its own file under a name carrying the key, with
 ``rram._kernels`` (and the compiled modules it imports) bound to that model's for the
@@ -35,7 +36,7 @@ from types import ModuleType
 
 import numba
 
-from ..model import Model
+from ..model import MODEL, Model
 
 PACKAGE = Path(__file__).resolve().parent.parent
 #: Sources the compiled engines inline or take constants from: any change gives a new
@@ -93,6 +94,8 @@ def load_compiled(name: str, model: Model) -> ModuleType:
     docstring)."""
     if name not in COMPILED:
         raise ValueError(f"{name!r} is not a compiled engine module ({', '.join(COMPILED)})")
+    if model is MODEL:  # the committed kernels are its (tests/test_generated.py)
+        return _import(name, cache_dir())
     text = _kernel_text(model)
     if text == _committed_kernels():
         return _import(name, cache_dir())
