@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -99,6 +100,21 @@ def output_folder(path: str | Path) -> Path:
     return path
 
 
+def not_a_file(path: str | Path) -> str | None:
+    """Why ``path`` cannot be written as a file (None: it is new or a regular file,
+    through any symlink).  An atomic write replaces the path, so a device node, a FIFO or
+    a socket would be replaced by a file."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # new (or a dangling symlink, replaced by the file)
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a folder; give a file name"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a device, FIFO or socket); give a file name"
+    return None
+
+
 def write_atomic(path: str | Path, writer: Callable[[Path], None]) -> Path:
     """Call ``writer(tmp_path)`` and move the result onto ``path`` atomically.
 
@@ -110,8 +126,9 @@ def write_atomic(path: str | Path, writer: Callable[[Path], None]) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         raise InputError(f"cannot write {path}: the folder {path.parent} does not exist")
-    if path.is_dir():
-        raise InputError(f"cannot write {path}: it is a folder")
+    why = not_a_file(path)
+    if why is not None:
+        raise InputError(f"cannot write {path}: it {why}")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as exc:

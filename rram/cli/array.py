@@ -6,8 +6,8 @@ from __future__ import annotations
 import click
 
 from ..errors import InputError
-from .array_options import CELL, progress_bar, refuse_sidecar, spec_command, spec_options
-from .common import OutputPath, command_guard, echo_err, finite
+from .array_options import CELL, progress_bar, spec_command, spec_options
+from .common import SIDECAR, OutputPath, ReferencedPath, command_guard, echo_err, finite
 
 
 @click.command()
@@ -19,7 +19,7 @@ from .common import OutputPath, command_guard, echo_err, finite
 @click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
               default="subckt", show_default=True,
               help="Cells as the subcircuit (inline in the deck) or the compiled OSDI module.")
-@click.option("--model-path", default=None,
+@click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
               help="The .osdi file the deck loads [default: compile it into the cache].")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
@@ -30,6 +30,9 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
     from ..array.export import frozen_osdi, render
     from ..io import write_text_atomic
 
+    if model_path and model_kind != "osdi":
+        raise InputError("--model-path names the .osdi file of --model osdi; the subckt "
+                         "cells are inline in the deck")
     c = build(spec, v_read, states, v_gates=v_gate)
     if model_kind == "osdi":
         model_path = model_path or frozen_osdi(spec.card.model)
@@ -54,7 +57,7 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
 @click.option("--j-max", type=float, default=None, callback=finite,
               help="Electromigration current density limit (A/m^2); with --em-limit, the "
                    "smaller limit holds.")
-@click.option("--em-out", type=OutputPath(), default=None,
+@click.option("--em-out", type=OutputPath(companions=SIDECAR), default=None,
               help="Wire sections above the limit (.csv, with a .json provenance sidecar).")
 @click.option("--heat", is_flag=True,
               help="Self-heated wires: rho(T) = rho0*(1 + beta*(T - T0)), iterated to a "
@@ -82,7 +85,6 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
     if not em_limit > 0:
         raise InputError(f"--em-limit {em_limit:g}: valid is > 0 A per um of width")
     limit = EmLimit(em_limit * 1e6, j_max)  # A/um -> A/m
-    refuse_sidecar("--em-out", em_out, kw)
     if heat:
         h = heated_read(spec, v_read, states, WireHeating(beta, k_dielectric, t_dielectric),
                         v_gates=v_gate)
@@ -134,7 +136,7 @@ def read(spec, states, v_read, v_gate, out, plot, em_limit, j_max, em_out, heat,
                    "draws (needs --variation).")
 @click.option("--workers", type=click.IntRange(1, 256), default=1, show_default=True,
               help="Dask worker processes for --samples (1: in this process).")
-@click.option("--mc-out", type=OutputPath(), default=None,
+@click.option("--mc-out", type=OutputPath(companions=SIDECAR), default=None,
               help="Per-array scores of --samples (.csv or .parquet) and a provenance "
                    "sidecar <file>.json.")
 @click.option("--plot", type=OutputPath(), default=None,
@@ -203,7 +205,7 @@ def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot
                    "between the lowest LRS and the highest HRS read, patterns apart.")
 @click.option("--random-starts", type=click.IntRange(0, 100), default=2, show_default=True,
               help="Random patterns among the search's starts.")
-@click.option("--out", type=OutputPath(), default=None,
+@click.option("--out", type=OutputPath(companions=SIDECAR), default=None,
               help="The worst patterns (.csv, with a .json provenance sidecar): row, col, "
                    "on_lrs, off_lrs.")
 @command_guard
@@ -216,7 +218,6 @@ def margin(spec, states, v_read, cell, search, objective, random_starts, out, se
 
     if out and not search:
         raise InputError("--out writes the searched patterns: give --search too")
-    refuse_sidecar("--out", out, kw)
     if cell == "worst":
         from ..array.worst import worst_cell
 

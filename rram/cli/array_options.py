@@ -1,5 +1,5 @@
 """What the ``rram array`` commands share: the array's options (geometry, wires, cells,
-variation, data pattern), the spec they build, the cell selector and the sidecar check."""
+variation, data pattern), the spec they build, and the cell selector."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ import click
 from .common import (
     card_option,
     finite,
-    inputs_of,
     load_card,
     load_variation,
-    refuse_inputs,
     variation_option,
 )
 
@@ -118,11 +116,3 @@ def progress_bar(what: str, total: int | None = None):
     from tqdm import tqdm
 
     return tqdm(total=total, unit="read", desc=what, disable=None, leave=False)
-
-
-def refuse_sidecar(option: str, out: str | None, kw: dict[str, Any]) -> None:
-    """Refuse a provenance sidecar of ``option``'s table that would overwrite an input."""
-    from ..array.tables import sidecar
-
-    if out:
-        refuse_inputs(f"{option}'s .json sidecar", sidecar(out), inputs_of(kw))

@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from ..errors import InputError
-from .array_options import cell_option, refuse_sidecar, spec_command, spec_options
-from .common import OutputPath, command_guard, echo_err, finite
+from .array_options import cell_option, spec_command, spec_options
+from .common import SIDECAR, OutputPath, command_guard, echo_err, finite
 
 _WRITE_OPTIONS: list[Callable] = [
     click.option("--cell", default=None, callback=cell_option(),
@@ -42,17 +42,10 @@ def write_options(func: Callable) -> Callable:
     return func
 
 
-def _refuse_outputs(kw: dict[str, Any], out: str | None, plot: str | None) -> None:
-    """Refuse an --out whose sidecar is an input (the card, the variation spec) before any
-    work (an --out or --plot that is an input is refused with every command's paths)."""
-    refuse_sidecar("--out", out, kw)
-
-
 def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
-    """The write of the command's options, after refusing a sidecar that is an input."""
+    """The write of the command's options."""
     from ..array.write import PulseTrain, check_write, write
 
-    _refuse_outputs(kw, out, kw.get("plot"))
     cell = tuple(kw["cell"] or (spec.rows // 2, spec.cols // 2))
     pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     check_write(spec, cell, pulse, kw["scheme"], kw["substeps"])
@@ -86,7 +79,7 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
 @write_options
 @click.option("--count", type=click.IntRange(1, 10**6), default=10, show_default=True,
               help="Number of pulses.")
-@click.option("--out", type=OutputPath(), default=None,
+@click.option("--out", type=OutputPath(companions=SIDECAR), default=None,
               help="Per-pulse table (.csv): pulse, r_selected_ohm, half_selected_min/"
                    "median/max (|R/R0 - 1|), with its provenance in <out>.json.")
 @command_guard
@@ -107,7 +100,7 @@ def write_cmd(spec, states, count, out, **kw) -> None:
 @write_options
 @click.option("--count", type=click.IntRange(1, 10**6), default=100, show_default=True,
               help="Number of pulses.")
-@click.option("--out", type=OutputPath(), default=None,
+@click.option("--out", type=OutputPath(companions=SIDECAR), default=None,
               help="Disturb map (.csv): row, col, role, v_cell_V, r0_ohm, r_ohm, change "
                    "(R/R0 - 1), with its provenance in <out>.json.")
 @click.option("--plot", type=OutputPath(), default=None,
@@ -156,7 +149,6 @@ def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, An
         ns = check_budget(budget, [int(x) for x in sizes.split(",")])
     except ValueError:
         raise InputError(f"--sizes {sizes!r}: give sizes such as 4,8,16") from None
-    _refuse_outputs(kw, out, None)
     pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     for n in ns:  # every size checked before the first write
         check_write(dataclasses.replace(spec, rows=n, cols=n), (n // 2, n // 2), pulse,

@@ -4,9 +4,12 @@ Usage and validation errors exit with status 2 and one line naming the bad input
 a simulation that cannot be completed exits with status 1 and says why and when.
 
 Paths are declared by role: an :class:`InputPath` is read, an :class:`OutputPath` (or
-:class:`OutputFolder`) is written.  :func:`command_guard` checks them all before the
-command runs, so no command can write over one of its inputs, into a missing folder,
-or onto a folder.
+:class:`OutputFolder`) is written, with the companion files the command derives from it
+(a provenance sidecar ``<out>.json``, the Monte Carlo's ``<out>.parts``).
+:func:`command_guard` checks them all before the command runs, so no command can write
+over one of its inputs (directly, through a symlink or a companion), write two outputs
+onto one path, write into a missing folder, onto a folder or onto anything but a
+regular file (a device node, a FIFO).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -22,6 +26,7 @@ from typing import Any
 import click
 
 from ..errors import CardError, InputError, RramError, SimulationError
+from ..io import not_a_file
 
 
 class InputPath(click.Path):
@@ -29,6 +34,13 @@ class InputPath(click.Path):
 
     def __init__(self, **kwargs: Any):
         super().__init__(exists=True, dir_okay=False, **kwargs)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+                ) -> Any:
+        value = super().convert(value, param, ctx)
+        if not stat.S_ISREG(os.stat(value).st_mode):  # a FIFO would block the read
+            self.fail(f"{value} is not a regular file (a device, FIFO or socket)", param, ctx)
+        return value
 
 
 class VariationArg(click.ParamType):
@@ -50,15 +62,32 @@ class VariationArg(click.ParamType):
         return None if value is None or value in cls.WORDS else Path(value)
 
 
-class OutputPath(click.Path):
-    """A file the command writes: its folder must exist and it must not be an input."""
+class ReferencedPath(click.Path):
+    """A file an output refers to (the model a deck loads): it need not exist yet, but
+    an existing one is an input, never overwritten."""
 
-    def __init__(self, **kwargs: Any):
+
+class OutputPath(click.Path):
+    """A file the command writes: its folder must exist and it must not be an input.
+    ``companions``: the suffixes of the files written beside it (``<out><suffix>``),
+    ``companion_folders`` those of the folders, each checked like the output itself."""
+
+    def __init__(self, companions: tuple[str, ...] = (),
+                 companion_folders: tuple[str, ...] = (), **kwargs: Any):
         super().__init__(dir_okay=False, **kwargs)
+        self.companions = companions
+        self.companion_folders = companion_folders
+
+
+#: The provenance sidecar of a table (:func:`rram.array.tables.sidecar`).
+SIDECAR = (".json",)
 
 
 class OutputFolder(click.Path):
     """A folder the command writes into; it is created, its parent must exist."""
+
+    companions: tuple[str, ...] = ()
+    companion_folders: tuple[str, ...] = ()
 
     def __init__(self, **kwargs: Any):
         super().__init__(file_okay=False, **kwargs)
@@ -93,32 +122,46 @@ def refuse_inputs(name: str, path: Path, inputs: Iterable[tuple[str, Path]]) -> 
                              "destroy the input: choose another path")
 
 
+def _outputs_of(name: str, path: Path, role: OutputPath | OutputFolder
+                ) -> list[tuple[str, Path, bool]]:
+    """An output and its companions: (name, path, is a folder)."""
+    out = [(name, path, isinstance(role, OutputFolder))]
+    for suffix, folder in [*((s, False) for s in role.companions),
+                           *((s, True) for s in role.companion_folders)]:
+        out.append((f"{name}'s {suffix} companion", path.with_name(path.name + suffix),
+                    folder))
+    return out
+
+
 def check_paths(params: Iterable[click.Parameter], values: dict[str, Any]) -> None:
-    """Refuse outputs that are inputs, or each other, or that have no folder to go in."""
+    """Refuse outputs (companions included) that are inputs, or each other, or that have
+    no folder to go in, or that exist as anything but a regular file (a folder)."""
     inputs: list[tuple[str, Path]] = []
     outputs: list[tuple[str, Path, bool]] = []
     for p in params:
         for v in _values(values.get(p.name)):
-            if isinstance(p.type, InputPath):
+            if isinstance(p.type, (InputPath, ReferencedPath)):
                 inputs.append((_option_name(p), Path(v)))
             elif isinstance(p.type, VariationArg) and VariationArg.path(v) is not None:
                 inputs.append((_option_name(p), VariationArg.path(v)))
             elif isinstance(p.type, (OutputPath, OutputFolder)):
-                outputs.append((_option_name(p), Path(v), isinstance(p.type, OutputFolder)))
+                outputs += _outputs_of(_option_name(p), Path(v), p.type)
     for i, (name, path, is_folder) in enumerate(outputs):
         parent = path.resolve().parent
         if not parent.is_dir():
             what = "parent folder" if is_folder else "folder"
             raise InputError(f"{name} {path}: the {what} {parent} does not exist; create it "
                              "first")
-        if not is_folder and path.is_dir():
-            raise InputError(f"{name} {path} is a folder; give a file name")
         if is_folder and path.exists() and not path.is_dir():
             raise InputError(f"{name} {path} is a file; give a folder")
+        why = None if is_folder else not_a_file(path)
+        if why is not None:
+            raise InputError(f"{name} {path} {why}")
         refuse_inputs(name, path, inputs)
         for other_name, other, _ in outputs[i + 1:]:
             if _same(path, other):
-                raise InputError(f"{name} and {other_name} are the same path {path}")
+                raise InputError(f"{name} and {other_name} are the same path {path}: one "
+                                 "would overwrite the other")
 
 
 def command_guard(func: Callable) -> Callable:
@@ -195,18 +238,6 @@ def load_variation(value: str, card):
     if value == "default":
         return default_variation()
     return _load(value, card.model)
-
-
-def inputs_of(kw: dict[str, Any]) -> list[tuple[str, Path]]:
-    """The files a command's ``--card`` and ``--variation`` name (for its companion
-    files' checks)."""
-    out = []
-    if kw.get("card_path"):
-        out.append(("--card", Path(kw["card_path"])))
-    variation = VariationArg.path(kw.get("variation"))
-    if variation is not None:
-        out.append(("--variation", variation))
-    return out
 
 
 def echo_err(text: str) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from ..errors import SimulationError
@@ -14,10 +12,8 @@ from .common import (
     command_guard,
     engine_option,
     finite,
-    inputs_of,
     load_card,
     load_variation,
-    refuse_inputs,
     variation_option,
 )
 
@@ -48,7 +44,8 @@ from .common import (
               help="Sweep rate (V/s).")
 @click.option("--compliance", type=float, default=100e-6, show_default=True,
               callback=finite, help="SET compliance (A; compliance circuit).")
-@click.option("--out", required=True, type=OutputPath(),
+@click.option("--out", required=True,
+              type=OutputPath(companions=(".json",), companion_folders=(".parts",)),
               help="Output table: .parquet or .csv (one row per device and cycle).")
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Write CDF, histogram and R-versus-cycle plots and a summary here.")
@@ -61,9 +58,6 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
     from ..mc.backend import run_mc
     from ..variation import VariationSpec
 
-    inputs = inputs_of({"card_path": card_path, "variation": variation})
-    for suffix in (".json", ".parts"):  # the provenance sidecar and the parts folder
-        refuse_inputs(f"--out's {suffix} companion", Path(out + suffix), inputs)
     card = load_card(card_path)
     spec = load_variation(variation, card) or VariationSpec((), model=card.model)
     study = MonteCarlo(card, spec, devices, cycles, seed, engine,

@@ -12,6 +12,7 @@ from ..errors import InputError
 from .common import (
     OutputFolder,
     OutputPath,
+    ReferencedPath,
     card_option,
     command_guard,
     engine_option,
@@ -149,7 +150,7 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
 @click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
               default="subckt", show_default=True,
               help="Use the ngspice subcircuit or a compiled OSDI module.")
-@click.option("--model-path", default=None,
+@click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
               help="Path of the .lib (.include) or .osdi (pre_osdi) the deck loads "
                    "[default: rram.lib / rram.osdi next to the deck].")
 @click.option("--instance", default="cell", show_default=True, help="Instance name.")
