@@ -9,7 +9,6 @@ a model, are in :mod:`rram.card`; :func:`card_values_from_json` reads their file
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .checks import is_number
+from .checks import is_number, parse_json
 from .errors import CardError
 
 #: Names must be lower-case identifiers: they are used verbatim in SPICE and Verilog-A.
@@ -152,10 +151,7 @@ def card_values_from_json(text: str, source: str = "<card>"
                           ) -> tuple[str, dict[str, Any], dict, dict[str, Any]]:
     """Parse card JSON: ``{"parameters": {name: value | {"value": v, "unit": u}}}`` or a
     flat mapping.  Returns the name, the values, the metadata and the units given."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CardError(f"{source}: not valid JSON ({exc})") from None
+    data = parse_json(text, source, CardError)
     if not isinstance(data, dict):
         raise CardError(f"{source}: a card must be a JSON object")
     params = data.get("parameters", data if "format" not in data else None)

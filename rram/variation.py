@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from .card import Card, default_card
-from .checks import is_number
+from .checks import is_number, parse_json
 from .errors import InputError
 from .io import read_text
 from .model import Model
@@ -337,10 +337,7 @@ class VariationSpec:
         desc, slow, memory, mode_step, mode_scale]}, ...][, "mode": {share, memory}]}``
         (other top-level keys, such as a fit's provenance, are metadata); every problem
         names ``source`` and the entry."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not valid JSON ({exc})") from None
+        data = parse_json(text, source)
         items = data.get("variations") if isinstance(data, dict) else None
         if not isinstance(items, list):
             raise InputError(f"{source}: not a variation spec (expected an object with a "

@@ -92,6 +92,12 @@ def _files() -> dict[str, str | bytes]:
         "garbage_cycle.csv": _distribution(cycle="garbage"),
         "no_stages.json": json.dumps({"stages": []}),
         "afile": "not a folder\n",
+        # the strict JSON reader (issue 35)
+        "digits.json": card.replace('"value": 1.', '"value": 1.' + "0" * 5000, 1),
+        "deep_card.json": '{"parameters": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "deep_spec.json": '{"variations": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "deep_recipe.json": '{"stages": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "dup_key.json": card.replace("{", '{"name": "a", "name": "b", ', 1),
     }
 
 
@@ -222,6 +228,14 @@ CASES = [
     ("demo-missing-parent", ["demo", "--out", "nope/deeper"]),
     ("fit-variation-plots-missing-parent", ["fit-variation", "dist.csv", "--out", "o.json",
                                             "--plots", "nope/deeper"]),
+    # -- round 2 (issue 35) --
+    # 11. JSON a parser chokes on: numbers of 5000 digits, nesting 1e5 deep, a key twice
+    ("card-5000-digits", ["sweep", "--card", "digits.json", "--out", "s.csv"]),
+    ("card-nested-1e5", ["sweep", "--card", "deep_card.json", "--out", "s.csv"]),
+    ("variation-nested-1e5", [*MC, "--variation", "deep_spec.json", "--out", "m.parquet"]),
+    ("recipe-nested-1e5", ["fit", "iv.csv", "reset.csv", "--recipe", "deep_recipe.json",
+                           "--out", "o.json"]),
+    ("card-key-twice", ["sweep", "--card", "dup_key.json", "--out", "s.csv"]),
 ]
 
 

@@ -128,12 +128,47 @@ def _renamed(path, part):
     path.write_bytes(part.read_bytes())  # the part of devices 0-1 under the name of 2-3
 
 
+def _rewrite(path, change) -> None:
+    """Rewrite the part at ``path`` with ``change`` applied to its rows, its provenance
+    (the metadata) kept: what a bit flip inside a value, a tool or a hand edit leaves."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    frame = change(table.to_pandas())
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False)
+                   .replace_schema_metadata(table.schema.metadata), path)
+
+
+def _edited(change):
+    """A genuine part of devices 2-3 of the study, then edited by ``change``."""
+    def make(path, part):
+        mc = MonteCarlo(**STUDY)
+        write_part(mc, run_devices(mc, range(2, 4)), 2, 4, path)
+        _rewrite(path, change)
+    return make
+
+
+def _flip_bit(frame):
+    bits = frame["r_hrs_ohm"].to_numpy().view("u8").copy()
+    bits[0] ^= 1 << 52  # the exponent's lowest bit: R_HRS doubles
+    return frame.assign(r_hrs_ohm=bits.view("f8"))
+
+
 @pytest.mark.parametrize("make, reason", [
     (_foreign, "no provenance"),
     (_other_study, "different study"),
     (_truncated, "not a readable Parquet file"),
     (_garbage, "not a readable Parquet file"),
     (_renamed, "holds devices [0, 2]"),
+    (_edited(_flip_bit), "checksum mismatch"),
+    (_edited(lambda f: f.assign(r_lrs_ohm=f["r_lrs_ohm"].where(f.index != 0))),
+     "checksum mismatch"),
+    (_edited(lambda f: f.assign(r_hrs_ohm=f["r_hrs_ohm"] * 1000)), "checksum mismatch"),
+    (_edited(lambda f: f.assign(cycle=f["cycle"].astype("float64"))),
+     "the type of column 'cycle' differs"),
+    (_edited(lambda f: f.assign(reason=f["reason"].str.len())),
+     "the type of column 'reason' differs"),
 ])
 def test_a_bad_part_is_named_and_nothing_is_simulated(tmp_path, monkeypatch, make, reason):
     out, parts, calls = interrupted(tmp_path, monkeypatch)
@@ -155,6 +190,14 @@ def test_a_bad_part_is_named_and_nothing_is_simulated(tmp_path, monkeypatch, mak
     assert pd.read_parquet(out).equals(run_devices(MonteCarlo(**STUDY), range(6)))
 
 
+def test_a_part_rewritten_unchanged_is_accepted(tmp_path, monkeypatch):
+    """The control of the edits above: the same rows rewritten keep their checksum."""
+    out, parts, _ = interrupted(tmp_path, monkeypatch)
+    _rewrite(chunk_path(parts, 0, 2), lambda f: f)
+    info = run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert (info.chunks_reused, info.chunks_run) == (1, 2)
+
+
 def test_resume_refuses_other_files_and_another_chunking(tmp_path, monkeypatch):
     out, parts, calls = interrupted(tmp_path, monkeypatch)
     with pytest.raises(InputError, match=r"--chunk 3: the run .* used --chunk 2"):
@@ -164,6 +207,29 @@ def test_resume_refuses_other_files_and_another_chunking(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"notes\.parquet: not a part of this run"):
         run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
     assert calls == [] and stray.read_text() == "mine"
+
+
+@pytest.mark.parametrize("name", ["chunk-000000002-000000003.parquet", "manifest.json"])
+def test_a_fifo_in_the_parts_folder_is_refused_without_blocking(tmp_path, monkeypatch,
+                                                                 name):
+    out, parts, calls = interrupted(tmp_path, monkeypatch)
+    target = parts / name
+    target.unlink(missing_ok=True)
+    os.mkfifo(target)  # opening it to read would wait for a writer forever
+    with pytest.raises(InputError, match="not a regular file"):
+        run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert calls == []
+
+
+@pytest.mark.parametrize("chunk", [0, "10", 2.5, True, -2])
+def test_a_manifest_with_an_impossible_chunk_is_refused(tmp_path, monkeypatch, chunk):
+    out, parts, calls = interrupted(tmp_path, monkeypatch)
+    manifest = parts / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**data, "chunk": chunk}))
+    with pytest.raises(InputError, match="'chunk' must be a positive whole number"):
+        run_mc(MonteCarlo(**STUDY), out, resume=True, progress=False)
+    assert calls == []
 
 
 def test_a_killed_write_leaves_no_trace_in_the_result(tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..card import default_card
-from ..checks import is_number
+from ..checks import is_number, parse_json
 from ..errors import InputError
 from ..io import read_text
 from ..model import Model
@@ -165,10 +165,7 @@ class Recipe:
                   ) -> Recipe:
         """Parse a recipe (as :meth:`to_json` writes it); every problem is an
         :class:`InputError` naming ``source``."""
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: not valid JSON ({exc})") from None
+        data = parse_json(text, source)
         try:
             if not isinstance(data, dict):
                 raise TypeError("expected a JSON object")

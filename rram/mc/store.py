@@ -8,10 +8,12 @@
 * **Parts.**  Each chunk of devices ``[a, b)`` is one Parquet file whose key-value
   metadata (:data:`PART_KEY`) holds the study's digest (of
   :meth:`~rram.mc.run.MonteCarlo.fingerprint`: card, variation, seed, sizes, engine,
-  protocol, package version) and its device range.
+  protocol, package version), its device range, its column types and a checksum of its
+  rows (:func:`rows_digest`).
 * **Resume** verifies every file in the folder (readable, same study, same range, the
-  expected device-cycles) before anything is simulated: a foreign, corrupt or
-  mismatched file is named in an :class:`~rram.errors.InputError`.
+  column types of the study, the expected device-cycles, the checksum of its content)
+  before anything is simulated: a foreign, corrupt, edited or mismatched file is named
+  in an :class:`~rram.errors.InputError`.
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ import os
 import re
 import shutil
 import socket
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..checks import is_number, parse_json
 from ..errors import InputError
 from ..io import write_atomic, write_text_atomic
 from .run import MonteCarlo
@@ -96,13 +100,28 @@ def lock(parts: Path, out: Path) -> int:
 
 # -- parts ---------------------------------------------------------------------------------
 
+def column_types(table) -> dict[str, str]:
+    """The Arrow type of each column of a part (a ``pyarrow.Table``)."""
+    return {f.name: str(f.type) for f in table.schema}
+
+
+def rows_digest(table) -> str:
+    """SHA-256 of a part's content (a ``pyarrow.Table``): its column names and types and
+    every value (a flipped bit, a NaN or a rescaled column changes it)."""
+    h = hashlib.sha256(json.dumps(column_types(table)).encode())
+    frame = table.to_pandas()
+    h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return h.hexdigest()
+
+
 def write_part(mc: MonteCarlo, frame: pd.DataFrame, a: int, b: int, path: Path) -> None:
     """Write the rows of devices ``[a, b)`` atomically, with their provenance."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    info = {"study": study_digest(mc), "devices": [a, b], "cycles": mc.cycles}
+    info = {"study": study_digest(mc), "devices": [a, b], "cycles": mc.cycles,
+            "columns": column_types(table), "sha256": rows_digest(table)}
     meta = {**(table.schema.metadata or {}), PART_KEY: json.dumps(info).encode()}
     write_atomic(path, lambda p: pq.write_table(table.replace_schema_metadata(meta), p))
 
@@ -124,7 +143,8 @@ def check_part(mc: MonteCarlo, path: Path, a: int, b: int, digest: str) -> int:
         raise bad("not a part written by rram mc (no provenance in its metadata)")
     try:
         info = json.loads(meta[PART_KEY])
-        study, devices = info["study"], info["devices"]
+        study, devices, types, checksum = (info[k] for k in ("study", "devices", "columns",
+                                                              "sha256"))
     except (ValueError, KeyError, TypeError):
         raise bad("unreadable provenance in its metadata") from None
     if study != digest:
@@ -137,6 +157,13 @@ def check_part(mc: MonteCarlo, path: Path, a: int, b: int, digest: str) -> int:
         raise bad(f"corrupt ({exc})") from None
     if table.column_names != mc.columns:
         raise bad("its columns differ from the study's")
+    if column_types(table) != types:
+        changed = [c for c, t in column_types(table).items() if types.get(c) != t]
+        raise bad(f"the type of column {changed[0]!r} differs from the one it was written "
+                  "with")
+    if rows_digest(table) != checksum:
+        raise bad("its content differs from what was written (checksum mismatch: the "
+                  "file was edited or damaged)")
     n = b - a
     dev, cyc = (table[c].to_numpy() for c in ("device", "cycle"))
     expected_dev = np.repeat(np.arange(a, b), mc.cycles)
@@ -163,6 +190,10 @@ def _entries(parts: Path) -> tuple[list[str], list[str]]:
     temporary files of a killed write (removed here: never a finished part)."""
     chunks, others = [], []
     for name in sorted(os.listdir(parts)):
+        # lstat: a FIFO or device named like a part would block its reader forever
+        if name != LOCK and not stat.S_ISREG(os.lstat(parts / name).st_mode):
+            raise InputError(f"{parts / name}: not a regular file (a link, folder, FIFO or "
+                             f"device); move it out of {parts} to resume")
         if name in (LOCK, MANIFEST):
             continue
         if _TEMP.fullmatch(name):
@@ -187,8 +218,8 @@ def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
         raise InputError(f"{parts} holds the parts of an earlier run: pass --resume to "
                          "complete it, or remove it to start again")
     try:
-        saved = json.loads(manifest.read_text())
-    except (OSError, ValueError):
+        saved = parse_json(manifest.read_text(), str(manifest))
+    except (OSError, InputError):
         saved = None
     if not isinstance(saved, dict) or {k: v for k, v in saved.items() if k != "chunk"} \
             != fingerprint:
@@ -196,6 +227,10 @@ def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
                          "sizes or engine differ, or its manifest is missing); remove it "
                          "or choose another --out")
     size = saved.get("chunk", chunk or default)
+    if not is_number(size) or size != int(size) or size < 1:
+        raise InputError(f"{manifest}: 'chunk' must be a positive whole number of devices, "
+                         f"got {size!r}; remove {parts} to start again")
+    size = int(size)
     if chunk is not None and chunk != size:
         raise InputError(f"--chunk {chunk}: the run in {parts} used --chunk {size}; "
                          "resume with that (or without --chunk)")
