@@ -38,3 +38,7 @@ class SimulationError(RramError, RuntimeError):
 
 class ConvergenceError(SimulationError):
     """The solver did not converge (Newton failure or time step too small)."""
+
+
+class InterruptedRunError(RramError):
+    """The user stopped a long run (Ctrl-C); the message says what was kept."""

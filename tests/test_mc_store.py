@@ -327,6 +327,53 @@ def test_an_unreachable_scheduler_fails_within_seconds(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_scheduler_that_accepts_and_never_answers_fails_within_seconds(tmp_path):
+    with socket.socket() as server:  # accepts connections (the kernel does) and is silent
+        server.bind(("127.0.0.1", 0))
+        server.listen(8)
+        port = server.getsockname()[1]
+        out = tmp_path / "m.parquet"
+        t0 = time.perf_counter()
+        with pytest.raises(InputError, match="cannot connect"):
+            run_mc(MonteCarlo(**STUDY), out, scheduler=f"tcp://127.0.0.1:{port}",
+                   progress=False)
+        assert time.perf_counter() - t0 < 20
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_prints_one_line_and_keeps_the_finished_parts(tmp_path, workers):
+    """SIGINT to the whole process group, as a terminal sends it, once a part exists:
+    one ``Error:`` line naming the parts kept, exit 130, no worker traceback, and
+    ``--resume`` completes the study from them."""
+    import signal
+
+    args = [sys.executable, "-m", "rram.cli", "mc", "--devices", "400", "--cycles", "2",
+            "--seed", "1", "--chunk", "4", "--workers", str(workers), "--out", "m.parquet"]
+    run = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, start_new_session=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    parts = tmp_path / "m.parquet.parts"
+    deadline = time.time() + 120
+    while not list(parts.glob("chunk-*.parquet")) and time.time() < deadline:
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGINT)
+    _, err = run.communicate(timeout=60)
+    lines = err.strip().splitlines()
+    assert run.returncode == 130, err[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("Error: interrupted: "), err[-2000:]
+    assert "--resume" in lines[0] and "Traceback" not in err
+    kept = len(list(parts.glob("chunk-*.parquet")))
+    assert kept >= 1 and f"{kept} finished chunk(s)" in lines[0]
+    done = subprocess.run([*args, "--resume"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(pd.read_parquet(tmp_path / "m.parquet")) == 800 and not parts.exists()
+
+
 # -- 6. a study where every sample failed ----------------------------------------------------
 
 def test_an_all_failed_study_is_not_a_success(tmp_path):

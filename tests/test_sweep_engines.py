@@ -35,3 +35,40 @@ def test_cli_sweep_writes_the_same_table_for_each_engine(engine, tmp_path):
     assert tuple(df.columns) == COLUMNS and len(df) > 1000
     # the compliance, and the forming SET's overshoot of the cell's ~2 fF above it
     assert df["current_A"].abs().max() == pytest.approx(100e-6, rel=0.1)
+
+
+def test_a_long_sweep_in_batches_is_one_sweep():
+    """Issue 35: ``rram sweep`` simulates long sweeps in batches (bounded memory), each
+    starting in the state the last one left; 6 cycles in batches of 2 give the samples
+    and figures of one run of 6 (measured: figures within 6e-14, currents 1.2e-11 of
+    the largest)."""
+    import numpy as np
+
+    from rram.sweep import sweep_batches, sweep_frame, sweep_rows
+
+    loop = DCLoop.of_sweep()
+    whole = run_sweep(loop, cycles=6)
+    parts = list(sweep_batches(loop, cycles=6, batch=2))
+    assert len(parts) == 3
+    frame = pd.concat([f for f, _ in parts], ignore_index=True)
+    ref = sweep_frame(whole)
+    assert len(frame) == len(ref) == sweep_rows(loop, 6)
+    assert (frame["cycle"].to_numpy() == ref["cycle"].to_numpy()).all()
+    assert np.abs(frame["time_s"].to_numpy() - ref["time_s"].to_numpy()).max() < 1e-12
+    scale = ref["current_A"].abs().max()
+    assert np.abs(frame["current_A"] - ref["current_A"]).max() < 1e-8 * scale
+    got = pd.concat([m for _, m in parts], ignore_index=True)
+    want = loop_metrics(whole)
+    assert list(got["cycle"]) == list(want["cycle"]) == list(range(6))
+    for name in METRICS:
+        assert np.allclose(got[name], want[name], rtol=1e-9), name
+
+
+@pytest.mark.slow
+def test_cli_sweep_runs_past_the_old_step_limit(tmp_path):
+    """700 cycles hit the step limit of the whole run (200 000 steps) before the limit
+    became one of each stimulus segment."""
+    out = tmp_path / "s.csv"
+    result = CliRunner().invoke(main, ["sweep", "--cycles", "700", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 2800001 rows" in result.stderr

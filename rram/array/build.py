@@ -162,7 +162,9 @@ def build(spec: ArraySpec, v_rows, states: States | None = None, v_gates=0.0,
     all), gate voltages ``v_gates`` (V, 1T1R), the columns' sense (virtual-ground)
     voltages ``v_cols`` (V; non-zero for half-bias schemes) and cells at ``states``
     (default: each card's x0/w0).  ``params``: the cells' cards, if already drawn
-    (:func:`rram.array.cells.cell_parameters`)."""
+    (:func:`rram.array.cells.cell_parameters`).  An array whose solve would not fit in
+    memory is refused first (:meth:`~rram.array.spec.ArraySpec.require_memory`)."""
+    spec.require_memory("solve")
     m, n, s = spec.rows, spec.cols, spec.segments
     v_rows = _vector(v_rows, m, "row inputs v_rows")
     v_gates = _vector(v_gates, m, "gate voltages v_gates")

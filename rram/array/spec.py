@@ -171,5 +171,46 @@ class ArraySpec:
         """Resistance (Ω) of one section: a pitch of ``metal`` over ``segments``."""
         return metal.resistance(self.pitch) / self.segments
 
+    @property
+    def wire_nodes(self) -> int:
+        """Nodes of the lines: ``segments`` per cell pitch on each line family (rows,
+        columns and, in a 1T1R array, gates)."""
+        families = 3 if self.topology == "1t1r" else 2
+        return families * self.n_cells * self.segments
+
+    def memory_estimate(self, work: str = "solve") -> float:
+        """Resident memory (bytes) of ``work`` on this array: ``solve`` (a read, a vector-
+        matrix product, a margin or a write: the cells, the sparse nodal matrix and its
+        LU factors) or ``deck`` (the ngspice deck of ``rram array netlist``, built in
+        memory as text).  From :data:`MEMORY_MODEL`, calibrated against measured peaks
+        (``benchmarks/bench_array_memory.py`` prints both), a little above them."""
+        base, per_cell, per_node, per_fill = MEMORY_MODEL[work]
+        nodes = self.wire_nodes
+        return (base + per_cell[self.topology] * self.n_cells + per_node * nodes
+                + per_fill * nodes * math.log2(max(nodes, 2)))
+
+    def require_memory(self, work: str = "solve") -> None:
+        """Refuse at once (:class:`~rram.errors.InputError`, with the estimate and the
+        memory available) when :meth:`memory_estimate` exceeds what the machine has."""
+        from ..resources import require_memory
+
+        sections = "1 wire section" if self.segments == 1 else \
+            f"{self.segments} wire sections"
+        what = (f"a {self.rows} x {self.cols} {self.topology.upper()} array with {sections} "
+                "per pitch")
+        require_memory(f"{what} ({'its deck' if work == 'deck' else 'its solve'})",
+                       self.memory_estimate(work),
+                       "use fewer rows, columns or --segments")
+
+
+#: (base, per cell by topology, per wire node, per wire node and log2 of the nodes),
+#: bytes, of :meth:`ArraySpec.memory_estimate`.  Measured peaks (1R, one section per
+#: pitch): 447 MiB at 256 x 256, 1.10 GiB at 512 x 512, 3.75 GiB at 1024 x 1024; the deck
+#: 714 MiB at 256 x 256 and 2.40 GiB at 512 x 512.
+MEMORY_MODEL: dict[str, tuple[float, dict[str, float], float, float]] = {
+    "solve": (300 * 2**20, {"1r": 2.2e3, "1s1r": 3.4e3, "1t1r": 5.3e3}, 0.0, 50.0),
+    "deck": (300 * 2**20, {"1r": 9.0e3, "1s1r": 10.0e3, "1t1r": 12.0e3}, 1.1e3, 0.0),
+}
+
 
 __all__ = ["SEGMENT_KINDS", "TOPOLOGIES", "ArraySpec", "Metal", "Selector", "Transistor"]

@@ -23,7 +23,7 @@ from .common import SIDECAR, OutputPath, ReferencedPath, command_guard, echo_err
               help="The .osdi file the deck loads [default: compile it into the cache].")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
-@spec_command
+@spec_command(work="deck")
 def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> None:
     """Write the operating-point deck of an array read (run it with ngspice -b)."""
     from ..array.build import build

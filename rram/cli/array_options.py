@@ -81,13 +81,20 @@ def _states(spec, kw):
     return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]))
 
 
-def spec_command(func: Callable) -> Callable:
-    @functools.wraps(func)
-    def wrapper(**kw: Any) -> Any:
-        spec = array_spec(kw)
-        return func(spec, _states(spec, kw), **kw)
+def spec_command(func: Callable | None = None, *, work: str = "solve") -> Callable:
+    """Build the array's spec and states from the options and pass them to ``func``,
+    after refusing an array whose ``work`` (:meth:`~rram.array.spec.ArraySpec.
+    memory_estimate`) would not fit in memory."""
+    def decorate(func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(**kw: Any) -> Any:
+            spec = array_spec(kw)
+            spec.require_memory(work)
+            return func(spec, _states(spec, kw), **kw)
 
-    return wrapper
+        return wrapper
+
+    return decorate(func) if func is not None else decorate
 
 
 def cell_option(*words: str) -> Callable:

@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from ..errors import CardError, InputError, RramError, SimulationError
+from ..errors import CardError, InputError, InterruptedRunError, RramError, SimulationError
 from ..io import not_a_file
 
 
@@ -164,6 +164,10 @@ def check_paths(params: Iterable[click.Parameter], values: dict[str, Any]) -> No
                                  "would overwrite the other")
 
 
+#: The exit status of a command stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
 def command_guard(func: Callable) -> Callable:
     """Check the command's paths, then map package errors to exit codes: 2 for bad
     input (and for files that cannot be read or written), 1 for failed simulations."""
@@ -178,6 +182,12 @@ def command_guard(func: Callable) -> Callable:
         except SimulationError as exc:
             click.echo(f"Error: simulation failed: {exc}", err=True)
             sys.exit(1)
+        except InterruptedRunError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(INTERRUPTED)
+        except KeyboardInterrupt:  # every output is atomic: nothing half-written stays
+            click.echo("Error: interrupted; no output was written", err=True)
+            sys.exit(INTERRUPTED)
         except RramError as exc:
             click.echo(f"Error: {exc}", err=True)
             sys.exit(1)

@@ -63,18 +63,38 @@ def card(out: str | None) -> None:
 def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
           temperature, out) -> None:
     """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
-    from ..experiment import DCLoop
-    from ..io import write_atomic
-    from ..metrics import loop_metrics
-    from ..sweep import run_sweep, sweep_frame
+    import pandas as pd
+    from tqdm import tqdm
 
+    from ..experiment import DCLoop, check_engine
+    from ..io import write_atomic
+    from ..resources import require_disk
+    from ..sweep import BATCH_CYCLES, CSV_ROW_BYTES, sweep_batches, sweep_rows
+
+    check_engine(engine)
     loop = DCLoop.of_sweep(v_set, v_reset, rate, compliance, series_resistance)
-    res = run_sweep(loop, load_card(card_path), engine, cycles, temperature)
-    frame = sweep_frame(res)
-    write_atomic(out, lambda p: frame.to_csv(p, index=False))
-    click.echo(f"wrote {len(frame)} rows to {out}", err=True)
-    if res.circuit == "compliance":
-        m = loop_metrics(res)
+    card = load_card(card_path)
+    rows = sweep_rows(loop, cycles)
+    require_disk(f"a sweep of {cycles} cycles ({rows} rows)", Path(out).resolve().parent,
+                 rows * CSV_ROW_BYTES, "use fewer cycles")
+    metrics: list[pd.DataFrame] = []
+    written = 0
+
+    def write(path: Path) -> None:
+        nonlocal written
+        batches = sweep_batches(loop, card, engine, cycles, temperature)
+        with tqdm(total=cycles, unit="cycle", desc="sweep", disable=None, leave=False) as bar:
+            for k, (frame, m) in enumerate(batches):
+                frame.to_csv(path, mode="a" if k else "w", header=not k, index=False)
+                written += len(frame)
+                if m is not None:
+                    metrics.append(m)
+                bar.update(min(BATCH_CYCLES, cycles - bar.n))
+
+    write_atomic(out, write)
+    click.echo(f"wrote {written} rows to {out}", err=True)
+    if metrics:
+        m = pd.concat(metrics, ignore_index=True)
         click.echo(m.drop(columns=["device"]).to_string(index=False, float_format="%.4g"),
                    err=True)
 

@@ -236,6 +236,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
         iout += 1
     h = min(hmax, (tp[1] - tp[0]) * 1e-3)
     steps = 0
+    seg_steps = 0  # accepted steps in this stimulus segment (max_steps bounds them)
     eprev = 0.0  # the last accepted step's error estimate (0: none in this segment)
     rejected = False
     while k < nseg:
@@ -319,6 +320,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
         h1 = h
         t = tn
         steps += 1
+        seg_steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
         _record(k, t, t1, i_now, i_prev, y, y1, gap_closed, igap, ev_thr, ev_imax,
@@ -328,10 +330,11 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
             stats[STAT_STOP_TIME] = t1 + f * (t - t1)
             return STOPPED
         i_prev = i_now
-        if steps >= max_steps:
+        if seg_steps >= max_steps:
             stats[STAT_FAIL_TIME] = t
             return MAX_STEPS
         if hit:
+            seg_steps = 0
             for i in range(n):
                 ev_yend[k, i] = y[i]
             ev_iend[k] = circuit_probe(kind, y, u, p)

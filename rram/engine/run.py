@@ -46,7 +46,9 @@ class Options:
     tolerances of the gap/width states and the temperature rise; node voltages are tested
     through their capacitor charge against ``chgtol`` (C), as SPICE does, and converge in
     Newton to ``atol_v`` (V).  Steps are capped at ``hfrac`` of the current stimulus
-    segment and at ``hmax`` (s).
+    segment and at ``hmax`` (s).  A device that takes more than ``max_steps`` accepted
+    steps in one stimulus segment stops (:attr:`~rram.status.Status.MAX_STEPS`): a guard
+    against a stalled integration that does not grow with the number of cycles.
     """
 
     rtol: float = 1e-3

@@ -27,6 +27,7 @@ import re
 import shutil
 import socket
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,10 +179,33 @@ def check_part(mc: MonteCarlo, path: Path, a: int, b: int, digest: str) -> int:
 # -- the folder ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Chunks:
+    """The chunks ``[a, b)`` of ``devices`` devices by ``size``, computed as they are
+    asked for (10^8 devices in chunks of one would be a list of 10^8 pairs)."""
+
+    devices: int
+    size: int
+
+    def __len__(self) -> int:
+        return -(-self.devices // self.size)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for a in range(0, self.devices, self.size):
+            yield a, min(self.devices, a + self.size)
+
+    def __contains__(self, bounds: object) -> bool:
+        if not (isinstance(bounds, tuple) and len(bounds) == 2):
+            return False
+        a, b = bounds
+        return (0 <= a < self.devices and a % self.size == 0
+                and b == min(self.devices, a + self.size))
+
+
+@dataclass(frozen=True)
 class Store:
     parts: Path
     size: int  # devices per chunk
-    bounds: list[tuple[int, int]]
+    bounds: Chunks
     done: dict[tuple[int, int], int]  # verified parts -> their non-converged rows
 
 
@@ -213,7 +237,7 @@ def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
         size = chunk or default
         write_text_atomic(manifest, json.dumps({**fingerprint, "chunk": size}, indent=2,
                                                sort_keys=True) + "\n")
-        return Store(parts, size, _bounds(mc, size), {})
+        return Store(parts, size, Chunks(mc.devices, size), {})
     if not resume:
         raise InputError(f"{parts} holds the parts of an earlier run: pass --resume to "
                          "complete it, or remove it to start again")
@@ -237,7 +261,7 @@ def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
     if others:
         raise InputError(f"{parts / others[0]}: not a part of this run (unexpected file); "
                          f"move it out of {parts} to resume")
-    bounds = _bounds(mc, size)
+    bounds = Chunks(mc.devices, size)
     digest = study_digest(mc)
     done = {}
     for name in chunks:
@@ -250,14 +274,12 @@ def prepare(mc: MonteCarlo, parts: Path, resume: bool, chunk: int | None,
     return Store(parts, size, bounds, done)
 
 
-def _bounds(mc: MonteCarlo, size: int) -> list[tuple[int, int]]:
-    return [(a, min(mc.devices, a + size)) for a in range(0, mc.devices, size)]
-
-
-def discard_if_empty(parts: Path) -> None:
+def discard_if_empty(parts: Path) -> int:
     """Remove ``parts`` if it holds no part (nor a file of someone else): a run that
-    failed before writing one leaves nothing behind."""
-    with contextlib.suppress(FileNotFoundError):
+    failed before writing one leaves nothing behind.  Returns the parts it keeps."""
+    with contextlib.suppress(FileNotFoundError, InputError):
         chunks, others = _entries(parts)
         if not chunks and not others:
             shutil.rmtree(parts)
+        return len(chunks)
+    return 0
