@@ -13,11 +13,16 @@
 * ``array/``: a 32 x 32 crossbar read (random data, D2D variation, resistive wires):
   ``cells.csv`` and ``heat_maps.png`` (IR drop, cell voltages and the wires' current
   against the electromigration limit).
+
+Everything is made in a temporary folder beside ``out`` and moved into it at the end
+(:func:`rram.io.publish`), under a lock on ``out`` (:func:`rram.io.hold_lock`): a failed
+or interrupted demo leaves ``out`` as it was, and two demos on one folder never mix.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -26,8 +31,10 @@ import numpy as np
 
 from . import __version__, phenomena, plots
 from .card import Card, default_card
-from .io import output_folder, write_atomic, write_text_atomic
+from .errors import InputError
+from .io import hold_lock, output_folder, publish, staged_folder, write_atomic, write_text_atomic
 from .metrics import loop_metrics
+from .resources import MiB, require_disk
 
 
 def _jsonable(x: Any) -> Any:
@@ -64,11 +71,33 @@ def _markdown(results: list[phenomena.Phenomenon], prov: dict[str, Any]) -> str:
 
 #: The demo's Monte Carlo: small enough for a minute, large enough for the CDFs.
 MC_DEVICES, MC_CYCLES, MC_SEED = 50, 5, 1
+#: What a demo writes (measured: 6.4 MB), with room to spare.
+DEMO_BYTES = 20 * MiB
 
 
 def run_demo(out: str | Path, card: Card | None = None, log=print) -> list[phenomena.Phenomenon]:
-    out = output_folder(out)  # before the long run: a bad folder fails at once
-    card = card or default_card()
+    """Every phenomenon of ``card`` into the folder ``out`` (see the module docstring)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"output folder {out} is a file")
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise InputError(f"cannot create {out}: its parent folder {parent} does not exist")
+    # before the long run: a folder that cannot take it fails at once
+    require_disk("the demo", parent, DEMO_BYTES, "free some space or choose another --out")
+    lock = parent / f".{out.name}.lock"
+    fd = hold_lock(lock, f"--out {out}")
+    try:
+        with staged_folder(out) as work:
+            results = _run(work, card or default_card(), log)
+            publish(work, out)
+        return results
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _run(out: Path, card: Card, log) -> list[phenomena.Phenomenon]:
     t0 = time.perf_counter()
     results = []
     for f in phenomena.ALL:
@@ -140,10 +169,8 @@ def _monte_carlo(card: Card, out: Path, log) -> None:
 
     log(f"  monte carlo: {MC_DEVICES} devices x {MC_CYCLES} cycles ...")
     table = out / "mc.csv"
-    # parts of an interrupted earlier demo belong to the same study: finish them
-    resume = table.with_name(table.name + ".parts").exists()
     mc = MonteCarlo(card=card, devices=MC_DEVICES, cycles=MC_CYCLES, seed=MC_SEED)
-    run_mc(mc, table, workers=1, progress=False, resume=resume)
+    run_mc(mc, table, workers=1, progress=False)
     frame = load_table(table)
     write_plots(frame, out / "plots")
     log(summary(frame).to_string(float_format=lambda v: f"{v:.4g}"))

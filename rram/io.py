@@ -9,12 +9,17 @@ exist, and OS refusals become errors that name the path and the reason.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import fcntl
 import io
+import json
 import os
+import shutil
+import socket
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,6 +105,19 @@ def output_folder(path: str | Path) -> Path:
     return path
 
 
+def check_writable(folder: str | Path) -> None:
+    """Refuse (:class:`InputError`) a folder no file can be created in (read-only file
+    system, permissions, a pseudo file system), found by creating and removing one: the
+    one test that asks the file system itself, before any work is done."""
+    folder = Path(folder)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".rram-probe.", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write into {folder}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def not_a_file(path: str | Path) -> str | None:
     """Why ``path`` cannot be written as a file (None: it is new or a regular file,
     through any symlink).  An atomic write replaces the path, so a device node, a FIFO or
@@ -151,5 +169,89 @@ def write_atomic(path: str | Path, writer: Callable[[Path], None]) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def staged_folder(out: str | Path) -> Iterator[Path]:
+    """A temporary folder beside ``out`` to build a whole output folder in; removed with
+    everything in it if the block fails (an error, a full disk, Ctrl-C).  Hand it to
+    :func:`publish` at the end of the block."""
+    out = Path(out)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent))
+    except OSError as exc:
+        raise _refusal(out, exc) from None
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def publish(staged: Path, out: str | Path) -> Path:
+    """Move every entry of the folder ``staged`` into the folder ``out`` (created),
+    each replacing the entry of its name, and remove ``staged``: a reader sees each file
+    and folder whole, old or new, and files of ``out`` that ``staged`` does not name are
+    left alone."""
+    out = Path(out)
+    try:
+        out.mkdir(exist_ok=True)
+        for entry in sorted(staged.iterdir()):
+            target = out / entry.name
+            if entry.is_dir() and target.is_dir() and not target.is_symlink():
+                old = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", suffix=".old",
+                                            dir=out))
+                os.replace(target, old / entry.name)
+                os.replace(entry, target)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(entry, target)
+        staged.rmdir()
+    except OSError as exc:
+        raise _refusal(out, exc) from None
+    return out
+
+
 def write_text_atomic(path: str | Path, text: str) -> Path:
     return write_atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def _holder(fd: int) -> str:
+    try:
+        who = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        return f"pid {who['pid']} on {who['host']}"
+    except (ValueError, KeyError, TypeError, OSError):
+        return "holder not yet recorded"  # it has the lock but not yet written its name
+
+
+def hold_lock(path: Path, what: str) -> int:
+    """An exclusive ``flock`` on the file ``path`` (created; its folder must exist), for
+    the output ``what`` names; returns its file descriptor (close it to release).  A
+    second holder is refused with an :class:`InputError` naming the first (pid and host,
+    written into the file).  The kernel releases the lock when its holder dies, so a
+    killed run never blocks a later one; a holder that ends removes the file first, and
+    a lock taken on a removed file does not count."""
+    for _ in range(20):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # a finishing run removed its folder in between
+            path.parent.mkdir(exist_ok=True)
+            continue
+        except OSError as exc:
+            raise _refusal(path, exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise InputError(f"{what}: another run ({holder}) is writing it (lock {path}); "
+                             "wait for it to end or stop it") from None
+        # the run that held it may have removed the file since we opened it: only a
+        # lock on the file still at the path counts
+        with contextlib.suppress(FileNotFoundError):
+            st, mine = os.stat(path), os.fstat(fd)
+            if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps({"pid": os.getpid(),
+                                          "host": socket.gethostname()}).encode(), 0)
+                return fd
+        os.close(fd)
+    raise InputError(f"{what}: cannot lock {path} (it keeps being removed)")

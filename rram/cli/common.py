@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from ..errors import CardError, InputError, InterruptedRunError, RramError, SimulationError
-from ..io import not_a_file
+from ..io import check_writable, not_a_file
 
 
 class InputPath(click.Path):
@@ -157,6 +157,7 @@ def check_paths(params: Iterable[click.Parameter], values: dict[str, Any]) -> No
         why = None if is_folder else not_a_file(path)
         if why is not None:
             raise InputError(f"{name} {path} {why}")
+        check_writable(parent if not is_folder or not path.is_dir() else path)
         refuse_inputs(name, path, inputs)
         for other_name, other, _ in outputs[i + 1:]:
             if _same(path, other):

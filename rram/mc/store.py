@@ -19,13 +19,11 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
-import socket
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +34,7 @@ import pandas as pd
 
 from ..checks import is_number, parse_json
 from ..errors import InputError
-from ..io import write_atomic, write_text_atomic
+from ..io import hold_lock, write_atomic, write_text_atomic
 from .run import MonteCarlo
 
 PART_KEY = b"rram_part"
@@ -61,42 +59,11 @@ def study_digest(mc: MonteCarlo) -> str:
 
 # -- lock ----------------------------------------------------------------------------------
 
-def _holder(fd: int) -> str:
-    try:
-        who = json.loads(os.pread(fd, 4096, 0) or b"{}")
-        return f"pid {who['pid']} on {who['host']}"
-    except (ValueError, KeyError, TypeError, OSError):
-        return "holder not yet recorded"  # it has the lock but not yet written its name
-
-
 def lock(parts: Path, out: Path) -> int:
-    """Create ``parts`` if needed and lock it; returns the lock's file descriptor (close
-    it to release).  Raises :class:`InputError` if another run holds it."""
-    path = parts / LOCK
-    for _ in range(20):
-        parts.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except FileNotFoundError:  # a finishing run removed the folder in between
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(fd)
-            os.close(fd)
-            raise InputError(f"--out {out}: another run ({holder}) is writing it (lock "
-                             f"{path}); wait for it to end or stop it") from None
-        # the run that held it may have removed the folder since we opened the file:
-        # only a lock on the file still at the path counts
-        with contextlib.suppress(FileNotFoundError):
-            st, mine = os.stat(path), os.fstat(fd)
-            if (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino):
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, json.dumps({"pid": os.getpid(),
-                                          "host": socket.gethostname()}).encode(), 0)
-                return fd
-        os.close(fd)
-    raise InputError(f"--out {out}: cannot lock {path} (it keeps being removed)")
+    """Create ``parts`` if needed and lock it (:func:`rram.io.hold_lock`); returns the
+    lock's file descriptor (close it to release)."""
+    parts.mkdir(parents=True, exist_ok=True)
+    return hold_lock(parts / LOCK, f"--out {out}")
 
 
 # -- parts ---------------------------------------------------------------------------------
