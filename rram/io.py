@@ -24,11 +24,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import InputError
+from .resources import require_memory, size_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
 _BOM = b"\xef\xbb\xbf"
+#: Resident memory of a table read as strings per byte of its file (measured: 14 for a
+#: 31 MB distribution file of 10^6 rows).
+TABLE_BYTES_PER_BYTE = 16
 
 
 def read_text(path: str | Path, what: str) -> str:
@@ -62,6 +66,10 @@ def read_table(path: str | Path, what: str, required: Sequence[str] = ()) -> pd.
     import pandas as pd
 
     path = Path(path)
+    with contextlib.suppress(OSError):  # read_text names an unreadable file
+        require_memory(f"reading {what} {path} ({size_text(path.stat().st_size)})",
+                       TABLE_BYTES_PER_BYTE * path.stat().st_size,
+                       "split the file, or keep the rows the study needs")
     text = read_text(path, what)
     if not text.strip():
         raise InputError(f"{what} {path} is empty (expected a CSV header and data rows)")

@@ -87,11 +87,16 @@ def switching_rule(v_set: np.ndarray, v_reset: np.ndarray, r_before: np.ndarray,
     the SET (``r_before`` → ``r_lrs``), V_reset where it rose that much across the RESET
     (``r_lrs`` → ``r_hrs``); elsewhere NaN, and ``reason`` names the operation that did
     not switch (``no_set``, ``no_reset``, both joined by ``+``; empty when both did).
+    An infinite ``r_before`` or ``r_hrs`` (an open cell, or a read not made) can be left;
+    an infinite ``r_lrs`` is a SET that left a cell conducting nothing: neither it nor
+    the RESET from it switched (infinity is not twice itself).
     """
     v_set, v_reset = np.asarray(v_set, float), np.asarray(v_reset, float)
+    r_lrs = np.asarray(r_lrs, float)
+    conducts = np.isfinite(r_lrs)
     with np.errstate(invalid="ignore", divide="ignore"):
-        did_set = np.asarray(r_before, float) >= SWITCH_RATIO * np.asarray(r_lrs, float)
-        did_reset = np.asarray(r_hrs, float) >= SWITCH_RATIO * np.asarray(r_lrs, float)
+        did_set = conducts & (np.asarray(r_before, float) >= SWITCH_RATIO * r_lrs)
+        did_reset = conducts & (np.asarray(r_hrs, float) >= SWITCH_RATIO * r_lrs)
     reason = np.array(["+".join(r for r, bad in ((NO_SET, not s), (NO_RESET, not r_))
                                 if bad) for s, r_ in zip(did_set, did_reset, strict=True)],
                       dtype=object)

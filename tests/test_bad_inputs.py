@@ -44,7 +44,8 @@ def _variation(**change) -> str:
     return json.dumps(data)
 
 
-def _distribution(v_reset: str | None = None, cycle: str | None = None) -> str:
+def _distribution(v_reset: str | None = None, cycle: str | None = None,
+                  resistance: str | None = None) -> str:
     text = Path(f"{TUD}_distribution.csv").read_text().splitlines()[:41]
     rows = [text[0]]
     for row in text[1:]:
@@ -52,10 +53,12 @@ def _distribution(v_reset: str | None = None, cycle: str | None = None) -> str:
         if v_reset is not None:
             cells[5] = v_reset
         rows.append(",".join(cells))
+    cells = rows[1].split(",")
     if cycle is not None:
-        cells = rows[1].split(",")
         cells[1] = cycle
-        rows[1] = ",".join(cells)
+    if resistance is not None:
+        cells[3] = resistance
+    rows[1] = ",".join(cells)
     return "\n".join(rows) + "\n"
 
 
@@ -90,6 +93,8 @@ def _files() -> dict[str, str | bytes]:
         "twice.csv": _distribution() + _distribution().splitlines()[1] + "\n",
         "half_cycle.csv": _distribution(cycle="0.5"),
         "garbage_cycle.csv": _distribution(cycle="garbage"),
+        "negative_cycle.csv": _distribution(cycle="-3"),
+        "huge_resistance.csv": _distribution(resistance="1e300"),
         "no_stages.json": json.dumps({"stages": []}),
         "afile": "not a folder\n",
         # the strict JSON reader (issue 35)
@@ -236,6 +241,43 @@ CASES = [
     ("recipe-nested-1e5", ["fit", "iv.csv", "reset.csv", "--recipe", "deep_recipe.json",
                            "--out", "o.json"]),
     ("card-key-twice", ["sweep", "--card", "dup_key.json", "--out", "s.csv"]),
+    # 12. numbers that overflow where they enter
+    ("fit-holdout-denormal", ["fit", "iv.csv", "reset.csv", "--holdout", "1e-320", "--out",
+                              "o.json"]),
+    ("fit-variation-holdout-denormal", ["fit-variation", "dist.csv", "--holdout", "1e-320",
+                                        "--out", "o.json"]),
+    ("fit-variation-weight-1e308", ["fit-variation", "dist.csv", "--weight", "v_set_V=1e308",
+                                    "--out", "o.json"]),
+    ("fit-variation-weight-negative", ["fit-variation", "dist.csv", "--weight",
+                                       "v_set_V=-1", "--out", "o.json"]),
+    ("fit-variation-cycle-negative", ["fit-variation", "negative_cycle.csv", "--out",
+                                      "o.json"]),
+    ("fit-variation-resistance-1e300", ["fit-variation", "huge_resistance.csv", "--out",
+                                        "o.json"]),
+    # 13. options that would do nothing
+    ("fit-variation-weight-skipped", ["fit-variation", "dist.csv", "--skip", "v_set_V",
+                                      "--weight", "v_set_V=2", "--out", "o.json"]),
+    ("array-v-gate-on-1r", ["array", "read", "--v-gate", "1.0", "--out", "r.csv"]),
+    ("array-selector-on-1t1r", ["array", "netlist", "--topology", "1t1r", "--selector-i0",
+                                "1e-8", "--out", "a.cir"]),
+    ("array-beta-without-heat", ["array", "read", "--beta", "0.001", "--out", "r.csv"]),
+    ("mc-workers-with-scheduler", [*MC, "--workers", "2", "--scheduler", "tcp://127.0.0.1:9",
+                                   "--out", "m.parquet"]),
+    ("export-name-of-the-array-cells", ["export", "--format", "veriloga", "--name",
+                                        "rram_frozen", "--out", "r.va"]),
+    # 14. sizes within the accepted ranges that no machine here holds: refused at once
+    ("array-read-4096", ["array", "read", "--rows", "4096", "--cols", "4096", "--out",
+                         "r.csv"]),
+    ("array-read-1024-256-segments", ["array", "read", "--rows", "1024", "--cols", "1024",
+                                      "--segments", "256", "--out", "r.csv"]),
+    ("array-netlist-2048-256-segments", ["array", "netlist", "--rows", "2048", "--cols",
+                                         "2048", "--segments", "256", "--out", "a.cir"]),
+    ("array-vmm-4096", ["array", "vmm", "--rows", "4096", "--cols", "4096"]),
+    ("mc-1e8-devices-1e6-cycles", ["mc", "--devices", "100000000", "--cycles", "1000000",
+                                   "--seed", "1", "--out", "m.parquet"]),
+    ("mc-chunk-of-1e6-devices", ["mc", "--devices", "1000000", "--cycles", "20", "--seed",
+                                 "1", "--chunk", "1000000", "--out", "m.parquet"]),
+    ("mc-workers-1024", [*MC, "--workers", "1024", "--out", "m.parquet"]),
 ]
 
 
@@ -291,3 +333,22 @@ def test_every_command_has_a_case():
 
     tried = {c[1][0] for c in CASES}
     assert set(main.commands) - {"generate"} <= tried
+
+
+@pytest.mark.parametrize("args", [
+    ["card", "--out", "special"],
+    ["sweep", "--out", "special"],
+    ["export", "--format", "spice", "--out", "special"],
+    ["sweep", "--card", "special", "--out", "s.csv"],
+], ids=["card-out", "sweep-out", "export-out", "card-in"])
+def test_a_fifo_is_neither_written_over_nor_read(args, tmp_path, monkeypatch):
+    """An output is only ever a regular file (an atomic write would replace a device
+    node or a FIFO by a file); an input FIFO would block its reader forever."""
+    import os
+
+    os.mkfifo(tmp_path / "special")
+    monkeypatch.chdir(tmp_path)
+    code, stderr = _run("fifo", args, tmp_path)
+    lines = stderr.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "not a regular file" in lines[0], stderr
+    assert Path("special").is_fifo() and sorted(os.listdir(tmp_path)) == ["special"]

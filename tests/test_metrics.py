@@ -23,6 +23,19 @@ def test_the_rule_keeps_a_voltage_only_where_the_resistance_changed_twofold():
     assert list(reason) == ["", NO_SET, NO_RESET, ""]
 
 
+def test_a_cell_that_conducts_nothing_reports_why():
+    """Issue 35: corner cards read R_LRS = R_HRS = inf, and inf >= 2 * inf held: an
+    empty reason.  An open cell after its SET switched neither way; an open HRS after a
+    finite LRS is a RESET."""
+    v_set, v_reset, reason = switching_rule(
+        v_set=[1.0, 1.0, 1.0], v_reset=[-0.6, -0.6, -0.6],
+        r_before=[np.inf, np.inf, 1e5], r_lrs=[np.inf, 1e4, np.inf],
+        r_hrs=[np.inf, np.inf, np.inf])
+    np.testing.assert_array_equal(v_set, [np.nan, 1.0, np.nan])
+    np.testing.assert_array_equal(v_reset, [np.nan, -0.6, np.nan])
+    assert list(reason) == [f"{NO_SET}+{NO_RESET}", "", f"{NO_SET}+{NO_RESET}"]
+
+
 @pytest.mark.parametrize("engine", ["python", "veriloga"])
 def test_a_cell_that_never_switches_reports_no_switching_voltage(engine):
     """The sweep stops below the SET voltage: no V_set, no V_reset, and why."""

@@ -10,10 +10,12 @@ from typing import Any
 import click
 
 from .common import (
+    Scope,
     card_option,
     finite,
     load_card,
     load_variation,
+    refuse_inapplicable,
     variation_option,
 )
 
@@ -81,13 +83,30 @@ def _states(spec, kw):
     return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]))
 
 
+def _heated(kw: dict[str, Any]) -> bool:
+    return bool(kw.get("heat"))
+
+
+#: The array options that act only with a topology or a mode (refuse_inapplicable).
+SCOPES: tuple[Scope, ...] = (
+    ("v_gate", lambda kw: kw["topology"] == "1t1r", "1T1R arrays (--topology 1t1r)"),
+    ("selector_i0", lambda kw: kw["topology"] == "1s1r", "1S1R arrays (--topology 1s1r)"),
+    ("selector_v0", lambda kw: kw["topology"] == "1s1r", "1S1R arrays (--topology 1s1r)"),
+    ("beta", _heated, "self-heated wires (--heat)"),
+    ("k_dielectric", _heated, "self-heated wires (--heat)"),
+    ("t_dielectric", _heated, "self-heated wires (--heat)"),
+)
+
+
 def spec_command(func: Callable | None = None, *, work: str = "solve") -> Callable:
     """Build the array's spec and states from the options and pass them to ``func``,
-    after refusing an array whose ``work`` (:meth:`~rram.array.spec.ArraySpec.
-    memory_estimate`) would not fit in memory."""
+    after refusing options that do nothing here (:data:`SCOPES`) and an array whose
+    ``work`` (:meth:`~rram.array.spec.ArraySpec.memory_estimate`) would not fit in
+    memory."""
     def decorate(func: Callable) -> Callable:
         @functools.wraps(func)
         def wrapper(**kw: Any) -> Any:
+            refuse_inapplicable(kw, SCOPES)
             spec = array_spec(kw)
             spec.require_memory(work)
             return func(spec, _states(spec, kw), **kw)

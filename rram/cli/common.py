@@ -199,6 +199,22 @@ def command_guard(func: Callable) -> Callable:
     return wrapper
 
 
+#: A rule for an option that means something only beside another option's value:
+#: (its parameter name, whether it applies given every option's value, where it applies).
+Scope = tuple[str, Callable[[dict[str, Any]], bool], str]
+
+
+def refuse_inapplicable(values: dict[str, Any], rules: Iterable[Scope]) -> None:
+    """Refuse an option given on the command line where it does nothing (a silently
+    ignored option reads as if it had acted)."""
+    ctx = click.get_current_context()
+    by_name = {p.name: p for p in ctx.command.params}
+    for name, applies, scope in rules:
+        given = ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+        if name in by_name and given and not applies(values):
+            raise InputError(f"{_option_name(by_name[name])} applies to {scope} only")
+
+
 def finite(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """Click callback: a finite number."""
     if value is not None and not math.isfinite(value):

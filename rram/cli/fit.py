@@ -209,7 +209,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
         except ValueError:
             weight = math.nan
         if not math.isfinite(weight):
-            raise InputError(f"--weight {item!r}: expected METRIC=W with W a number > 0")
+            raise InputError(f"--weight {item!r}: expected METRIC=W with W a number")
         parsed[metric.strip()] = weight
     measured = load_distribution(dist_file)
     frame, held = measured, None

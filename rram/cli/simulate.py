@@ -130,11 +130,15 @@ def demo(out: str, card_path: str | None) -> None:
 @command_guard
 def export(fmt: str, card_path: str | None, name: str, out: str) -> None:
     """Write the model for a simulator, with a card's values as parameter defaults."""
+    from ..array.export import FROZEN_MODEL
     from ..generate import render_export
     from ..io import write_text_atomic
     from ..spice import validate
 
     validate.identifier(name, "--name")
+    if name.lower() == FROZEN_MODEL:  # an array deck would load both under one name
+        raise InputError(f"--name {name!r} is the module of the array decks' frozen-state "
+                         "cells (rram array netlist): choose another name")
     card = load_card(card_path)
     text = render_export(card, fmt, name)
     write_text_atomic(out, text)

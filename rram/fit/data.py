@@ -42,7 +42,11 @@ COMPLIANCE_MARGIN = 1.5
 #: error (µA read as A, mV as V), refused rather than fitted.
 MAX_CURRENT_A = 1.0
 MAX_VOLTAGE_V = 100.0
-UNIT_NAMES = {"A": "amperes", "V": "volts"}
+#: A read resistance above 1 PΩ is no cell a meter measured (an open circuit, a unit or
+#: a typing error); a cycle number beyond 10^12 no record's.
+MAX_RESISTANCE_OHM = 1e15
+MAX_CYCLE = 10**12
+UNIT_NAMES = {"A": "amperes", "V": "volts", "Ohm": "ohms"}
 STATES = ("HRS", "LRS")
 
 
@@ -144,7 +148,7 @@ def check_magnitude(values: np.ndarray, column: str, path: Path, quantity: str,
                      f"{abs(values[k]):.3g} {unit}; expected {UNIT_NAMES[unit]} below "
                      f"{limit:g} {unit} "
                      "— is it in another unit? (a unit suffix converts it, e.g. "
-                     f"{'I_uA, I_mA' if unit == 'A' else 'V_mV'})")
+                     f"{ {'A': 'I_uA, I_mA', 'V': 'V_mV'}.get(unit, 'R_kohm')})")
 
 
 def check_compliance(value: float, what: str = "compliance") -> float:
@@ -259,6 +263,12 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
         raise InputError(f"{path}, line {k + 2}: column 'device' is empty (a device label "
                          "is needed on every row)")
     out = pd.DataFrame({"device": device})
+    cycle = numeric_column(frame, "cycle", path)
+    bad = ~((cycle >= 0) & (cycle <= MAX_CYCLE))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise InputError(f"{path}, line {k + 2}: cycle {frame['cycle'].iloc[k]!r} must be a "
+                         f"whole number within [0, {MAX_CYCLE:g}]")
     out["cycle"] = integer_column(frame, "cycle", path)
     state = frame["state"].astype(str).str.strip().str.upper()
     bad = ~state.isin(STATES)
@@ -271,6 +281,7 @@ def load_distribution(path: str | Path) -> pd.DataFrame:
     if np.any(r <= 0):
         k = int(np.argmax(r <= 0))
         raise InputError(f"{path}, line {k + 2}: resistance_ohm {r[k]:g} must be > 0")
+    check_magnitude(r, "resistance_ohm", path, "resistance", "Ohm", MAX_RESISTANCE_OHM)
     out["resistance_ohm"] = r
     for col in ("v_set_V", "v_reset_V"):
         if col in frame.columns:

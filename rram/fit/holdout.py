@@ -32,6 +32,10 @@ def parse_cycle_range(text: str, what: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+#: The smallest held-out fraction (every 10^6-th cycle): 1/F of a smaller one overflows.
+MIN_FRACTION = 1e-6
+
+
 @dataclass(frozen=True)
 class Holdout:
     """Which cycles to hold out: a ``fraction`` of them (every 1/fraction-th), or the
@@ -53,9 +57,9 @@ class Holdout:
             f = float(text)
         except ValueError:
             f = math.nan
-        if not 0 < f <= 0.5:
-            raise InputError(f"{what} {text!r}: give a fraction in (0, 0.5] (e.g. 0.1), a "
-                             "cycle range A:B or a list of cycles 3,17,42")
+        if not MIN_FRACTION <= f <= 0.5:
+            raise InputError(f"{what} {text!r}: give a fraction in [{MIN_FRACTION:g}, 0.5] "
+                             "(e.g. 0.1), a cycle range A:B or a list of cycles 3,17,42")
         return cls(fraction=f, text=text)
 
     def split(self, cycles: Sequence[int]) -> tuple[list[int], list[int]]:

@@ -214,6 +214,11 @@ def _data_ranks(lrs: pd.DataFrame, hrs: pd.DataFrame, skip: tuple[str, ...]
     return tuple(out)
 
 
+#: The range of a metric's weight: beyond it one metric alone decides the fit (a weight
+#: of 1e308 overflowed the least-squares solver).
+MIN_WEIGHT, MAX_WEIGHT = 1e-3, 1e3
+
+
 def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
               weights: Mapping[str, float] | None = None, nested: bool = False) -> Target:
     """From :func:`rram.fit.data.load_distribution` rows; ``skip`` leaves metrics out,
@@ -226,9 +231,14 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     if unknown:
         raise InputError(f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(METRICS)})")
     bad = [f"{m}={w!r}" for m, w in weights.items()
-           if not (is_number(w) and math.isfinite(w) and w > 0)]
+           if not (is_number(w) and MIN_WEIGHT <= w <= MAX_WEIGHT)]
     if bad:
-        raise InputError(f"weight {', '.join(bad)}: a weight must be a finite number > 0")
+        raise InputError(f"weight {', '.join(bad)}: a weight must be a number within "
+                         f"[{MIN_WEIGHT:g}, {MAX_WEIGHT:g}] (relative to 1)")
+    skipped = [m for m in weights if m in skip]
+    if skipped:
+        raise InputError(f"weight of {', '.join(skipped)}: that metric is skipped (--skip); "
+                         "weigh only the metrics that are fitted")
     lrs, hrs = frame[frame["state"] == "LRS"], frame[frame["state"] == "HRS"]
     rows = metric_rows(frame)
     values = {m: r["value"].to_numpy(float) for m, r in rows.items()}
