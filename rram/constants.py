@@ -1,4 +1,6 @@
-"""Physical and mathematical constants, with the ``constants.vams`` name each maps to.
+"""Physical and mathematical constants, with the ``constants.vams`` name each maps to,
+and the largest arrays the package accepts (read by the command line at start-up,
+before the array package is imported).
 
 The Verilog-A rendering must use ``constants.vams`` (CMC rule) and the three renderings
 must agree to 1e-6 on Arrhenius rates with E/kT ≈ 60, so every target uses the values that
@@ -24,3 +26,8 @@ VERILOGA_NAMES = {"kb_ev": "(`P_K/`P_Q)", "pi": "`M_PI"}
 
 #: Nanometre in metres: the gap and width states are stored in nm (O(1) node values).
 NM = 1e-9
+
+#: Largest array side and wire sections per cell pitch an array spec accepts (the
+#: native linear path is measured to 1024; what fits in memory is checked per run).
+ARRAY_MAX_SIDE = 4096
+ARRAY_MAX_SEGMENTS = 256

@@ -213,7 +213,8 @@ def vmm_monte_carlo(spec: ArraySpec, inputs: np.ndarray, samples: int, seed: int
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=samples, unit="array", desc=f"vmm mc {spec.rows}x{spec.cols}")
+        bar = tqdm(total=samples, unit="array", desc=f"vmm mc {spec.rows}x{spec.cols}",
+                   disable=None)
     parts: dict[int, list[tuple]] = {}
     if workers > 1:
         from ..mc.backend import _client

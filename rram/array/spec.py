@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 
 from ..card import Card, default_card
 from ..checks import is_number
+from ..constants import ARRAY_MAX_SEGMENTS as MAX_SEGMENTS
+from ..constants import ARRAY_MAX_SIDE as MAX_SIDE
 from ..errors import InputError
 from ..variation import VariationSpec
 
 TOPOLOGIES = ("1r", "1s1r", "1t1r")
 SEGMENT_KINDS = ("pi", "t", "l")
-#: Largest array side the spec accepts (the native linear path is measured to 1024).
-MAX_SIDE = 4096
-MAX_SEGMENTS = 256
 
 
 def _real(value: object, what: str, lo: float, hi: float, *, lo_open: bool = False) -> float:

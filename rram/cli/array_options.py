@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..constants import ARRAY_MAX_SEGMENTS, ARRAY_MAX_SIDE
 from .common import (
     Scope,
     card_option,
@@ -22,8 +23,10 @@ from .common import (
 _SPEC_OPTIONS: list[Callable] = [
     click.option("--topology", type=click.Choice(["1r", "1s1r", "1t1r"]), default="1r",
                  show_default=True, help="Passive crossbar, selector + RRAM, or 1T1R."),
-    click.option("--rows", type=int, default=8, show_default=True),
-    click.option("--cols", type=int, default=8, show_default=True),
+    click.option("--rows", type=click.IntRange(1, ARRAY_MAX_SIDE), default=8,
+                 show_default=True),
+    click.option("--cols", type=click.IntRange(1, ARRAY_MAX_SIDE), default=8,
+                 show_default=True),
     click.option("--pitch", type=float, default=200e-9, show_default=True, callback=finite,
                  help="Cell pitch (m)."),
     click.option("--rho", type=float, default=5e-8, show_default=True, callback=finite,
@@ -36,7 +39,8 @@ _SPEC_OPTIONS: list[Callable] = [
                  callback=finite, help="Wire capacitance to ground (F/m)."),
     click.option("--c-couple", type=float, default=1e-10, show_default=True,
                  callback=finite, help="Coupling capacitance to each neighbour line (F/m)."),
-    click.option("--segments", type=int, default=1, show_default=True,
+    click.option("--segments", type=click.IntRange(1, ARRAY_MAX_SEGMENTS), default=1,
+                 show_default=True,
                  help="Wire sections per cell pitch."),
     click.option("--segment-kind", type=click.Choice(["pi", "t", "l"]), default="pi",
                  show_default=True),

@@ -53,7 +53,8 @@ def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
     if kw["progress"]:
         from tqdm import tqdm
 
-        bar = tqdm(total=count, unit="pulse", desc=f"write {kw['scheme']}", leave=False)
+        bar = tqdm(total=count, unit="pulse", desc=f"write {kw['scheme']}", leave=False,
+                   disable=None)
     try:
         result = write(spec, cell, pulse, kw["scheme"], states,
                        substeps=kw["substeps"],
@@ -157,7 +158,8 @@ def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, An
     if kw["progress"]:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(ns), unit="array", desc="disturb budget", leave=False)
+        bar = tqdm(total=len(ns), unit="array", desc="disturb budget", leave=False,
+                   disable=None)
     try:
         rows, largest = disturb_budget(
             spec, ns, pulse, budget, kw["scheme"],

@@ -313,7 +313,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         from tqdm import tqdm
 
         chunks = tqdm(chunks, total=len(chunks), unit="chunk",
-                      desc=f"{circuit_kind(circuit)} x{n}")
+                      desc=f"{circuit_kind(circuit)} x{n}", disable=None)
     for a in chunks:
         b = min(n, a + opts.chunk)
         batch(kind, P[a:b], TP[a:b], VP[a:b], ICC[a:b], VG[a:b], Y0[a:b],

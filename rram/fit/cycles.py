@@ -52,7 +52,7 @@ def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(loops, unit="loop", desc="fit cycles")
+        iterator = tqdm(loops, unit="loop", desc="fit cycles", disable=None)
     for loop in iterator:
         row: dict[str, object] = {"cycle": loop.cycle}
         try:

@@ -42,7 +42,8 @@ def run_stages(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(recipe.stages), unit="stage", desc=f"fit (step {jac_step:g})")
+        bar = tqdm(total=len(recipe.stages), unit="stage", desc=f"fit (step {jac_step:g})",
+                   disable=None)
     for stage in recipe.stages:
         if bar is not None:
             bar.set_postfix_str(stage.name)

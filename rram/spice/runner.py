@@ -248,7 +248,8 @@ def simulate_spice(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n, unit="device", desc=f"ngspice {model} {circuit}")
+        bar = tqdm(total=n, unit="device", desc=f"ngspice {model} {circuit}",
+                   disable=None)
     for group in _groups(stimuli, batch):
         if len(group) == 1:
             single(group[0])
