@@ -70,12 +70,13 @@ def test_margin_prints_the_worst_case(run):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["read", "--rows", "0"], "rows = 0 is out of range: valid is [1, 4096]"),
+    (["read", "--rows", "0"], "0 is not in the range 1<=x<=4096"),
     (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),
     (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
     (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
     (["vmm", "--samples", "3"], "needs a variation spec with device-to-device entries"),
-    (["vmm", "--mc-out", "x.csv"], "--mc-out needs --samples"),
+    (["vmm", "--mc-out", "x.csv"], "--mc-out applies to a Monte Carlo over arrays"),
+    (["vmm", "--workers", "2"], "--workers applies to a Monte Carlo over arrays"),
     (["vmm", "--samples", "2", "--variation", "default", "--mc-out", "x.txt"],
      "--mc-out x.txt: the file must end in .csv or .parquet"),
     (["read", "--variation", "missing.json"], "Invalid value for '--variation'"),

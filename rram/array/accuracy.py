@@ -192,8 +192,11 @@ def check_study(spec: ArraySpec, samples: int, workers: int = 1, chunk: int = 1)
                          "device-to-device entries (e.g. --variation default)")
     if not 1 <= samples <= 10**6:
         raise InputError(f"samples {samples}: valid is 1 .. 1000000")
-    if workers < 1 or chunk < 1:
-        raise InputError(f"workers ({workers}) and chunk ({chunk}) must be >= 1")
+    if chunk < 1:
+        raise InputError(f"chunk ({chunk}) must be >= 1")
+    from ..mc.pool import check_workers
+
+    check_workers(workers)
 
 
 def vmm_monte_carlo(spec: ArraySpec, inputs: np.ndarray, samples: int, seed: int = 0,
@@ -209,37 +212,18 @@ def vmm_monte_carlo(spec: ArraySpec, inputs: np.ndarray, samples: int, seed: int
     t0 = time.perf_counter()
     wires = vmm_accuracy(_nominal(spec), x, states, v_ref).wires
     bounds = [(a, min(a + chunk, samples)) for a in range(0, samples, chunk)]
-    bar = None
-    if progress:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        bar = tqdm(total=samples, unit="array", desc=f"vmm mc {spec.rows}x{spec.cols}",
-                   disable=None)
+    from ..mc.pool import TaskPool
+
     parts: dict[int, list[tuple]] = {}
-    if workers > 1:
-        from ..mc.backend import _client
-
-        client, cluster = _client(workers, None)
-        try:
-            from dask.distributed import as_completed
-
-            futures = {client.submit(_samples, spec, x, states, v_ref, seed, a, b,
-                                     pure=False): a for a, b in bounds}
-            for fut in as_completed(futures):
-                parts[futures[fut]] = fut.result()
-                if bar is not None:
-                    bar.update(len(parts[futures[fut]]))
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-    else:
-        for a, b in bounds:
-            parts[a] = _samples(spec, x, states, v_ref, seed, a, b)
-            if bar is not None:
-                bar.update(b - a)
-    if bar is not None:
-        bar.close()
+    tasks = ((spec, x, states, v_ref, seed, a, b) for a, b in bounds)
+    with TaskPool(workers) as pool, tqdm(total=samples, unit="array",
+                                         desc=f"vmm mc {spec.rows}x{spec.cols}",
+                                         disable=None if progress else True) as bar:
+        for args, rows in pool.run(_samples, tasks):
+            parts[args[-2]] = rows
+            bar.update(len(rows))
     frame = pd.DataFrame([r for a, _ in bounds for r in parts[a]], columns=list(COLUMNS))
     seconds = time.perf_counter() - t0
     if log:

@@ -7,7 +7,15 @@ import click
 
 from ..errors import InputError
 from .array_options import CELL, progress_bar, spec_command, spec_options
-from .common import SIDECAR, OutputPath, ReferencedPath, command_guard, echo_err, finite
+from .common import (
+    SIDECAR,
+    OutputPath,
+    ReferencedPath,
+    command_guard,
+    echo_err,
+    finite,
+    refuse_inapplicable,
+)
 
 
 @click.command()
@@ -155,8 +163,9 @@ def vmm(spec, states, vectors, v_max, v_ref, out, samples, workers, mc_out, plot
 
     if not 0 < v_max <= 2:
         raise InputError(f"--v-max {v_max:g}: valid is (0, 2] V")
-    if mc_out and not samples:
-        raise InputError("--mc-out needs --samples")
+    refuse_inapplicable({"samples": samples}, [
+        ("workers", lambda kw: kw["samples"], "a Monte Carlo over arrays (--samples)"),
+        ("mc_out", lambda kw: kw["samples"], "a Monte Carlo over arrays (--samples)")])
     if samples:
         check_study(spec, samples, workers)
     if mc_out and not str(mc_out).endswith((".csv", ".parquet")):
