@@ -71,7 +71,7 @@ def test_margin_prints_the_worst_case(run):
 
 @pytest.mark.parametrize("args,message", [
     (["read", "--rows", "0"], "0 is not in the range 1<=x<=4096"),
-    (["read", "--segments", "999"], "segments per cell pitch = 999 is out of range"),
+    (["read", "--segments", "999"], "999 is not in the range 1<=x<=256"),
     (["read", "--rho", "-1"], "resistivity rho (Ohm*m) = -1 is out of range"),
     (["vmm", "--topology", "1s1r"], "vmm takes a 1r array"),
     (["vmm", "--samples", "3"], "needs a variation spec with device-to-device entries"),
