@@ -38,7 +38,8 @@ BASE = {
     ("array", "disturb"): ["--out", "d.csv"],
 }
 #: What an option needs beside it to act.
-WITH = {"--samples": ["--variation", "default"]}
+WITH = {("array", "vmm", "--samples"): ["--variation", "default"],
+        ("array", "vmm", "--workers"): ["--variation", "default", "--samples", "4"]}
 ESTIMATES = ("needs about", "writes about", "runs at most")
 
 
@@ -84,7 +85,7 @@ def test_a_size_at_its_maximum_is_refused_at_once_or_fits(words, option, top, tm
     if option in base:  # mc's --devices and --cycles: replace the small value
         i = base.index(option)
         base = base[:i] + base[i + 2:]
-    argv = [sys.executable, "-m", "rram.cli", *words, *base, *WITH.get(option, []), option,
+    argv = [sys.executable, "-m", "rram.cli", *words, *base, *WITH.get((*words, option), []), option,
             str(top)]
     run = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, preexec_fn=_limit)
