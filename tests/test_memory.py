@@ -3,10 +3,10 @@ limit, is refused at once with an estimate, or runs within the limit.
 
 The options are found from the command line itself (every integer option with an upper
 bound whose name says it sizes the work, :data:`SIZES`), so an option added later is
-covered.  A run that has neither failed nor ended after :data:`WATCH` seconds is taken
-to run within the limit (what no longer fits fails at its first allocation) and is
-stopped with Ctrl-C, which must end it in one line.  The runs are niced: they only show
-that they hold, and must not slow the tests beside them.
+covered.  A run that has used :data:`CPU_WATCH` seconds of processor time without failing
+is taken to run within the limit (what no longer fits fails at its first allocation) and
+is stopped with Ctrl-C, which must end it in one line.  The probes run :data:`AT_ONCE`
+at a time, niced: they must not slow the tests beside them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import click
 import pytest
@@ -24,7 +25,8 @@ from test_bad_inputs import _files
 from rram.cli import main
 
 LIMIT = 4 * 1024**3
-WATCH = 6.0
+CPU_WATCH = 5.0  # s of the probe's own processor time (importing the package takes ~2)
+AT_ONCE = 6
 #: The options that size the work (the others count iterations: --rounds, --starts...).
 SIZES = {"rows", "cols", "segments", "devices", "cycles", "burn_in", "chunk", "workers",
          "samples", "vectors", "count", "refine_devices"}
@@ -81,45 +83,79 @@ def _limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (LIMIT, LIMIT))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("words, option, top", CASES,
-                         ids=[f"{'-'.join(w)}{o}" for w, o, _ in CASES])
-def test_a_size_at_its_maximum_is_refused_at_once_or_fits(words, option, top, tmp_path):
-    for name, content in _files().items():
-        path = tmp_path / name
-        path.write_bytes(content) if isinstance(content, bytes) else path.write_text(content)
-    base = BASE[words]
-    if option in base:  # mc's --devices and --cycles: replace the small value
-        i = base.index(option)
-        base = base[:i] + base[i + 2:]
-    extra = WITH.get((*words, option), [])
-    argv = [sys.executable, "-m", "rram.cli", *words, *base, *extra, option, str(top)]
-    run = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, preexec_fn=_limit)
-    t0 = time.monotonic()
+def _cpu_seconds(pid: int) -> float:
     try:
-        _, err = run.communicate(timeout=WATCH)
-        ran = time.monotonic() - t0
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Probe:
+    """One command at one size maximum, started in its own folder under the limit."""
+
+    def __init__(self, words, option, top, folder: Path) -> None:
+        folder.mkdir()
+        for name, content in _files().items():
+            path = folder / name
+            path.write_bytes(content) if isinstance(content, bytes) else \
+                path.write_text(content)
+        base = BASE[words]
+        if option in base:  # mc's --devices and --cycles: replace the small value
+            i = base.index(option)
+            base = base[:i] + base[i + 2:]
+        extra = WITH.get((*words, option), [])
+        self.name = f"{' '.join(words)} {option} {top}"
+        self.log = folder / "stderr.txt"  # a file, not a pipe: a chatty probe never blocks
+        with open(self.log, "w") as err:
+            self.run = subprocess.Popen(
+                [sys.executable, "-m", "rram.cli", *words, *base, *extra, option, str(top)],
+                cwd=folder, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=_limit)
+        self.stopped = False
+
+    def poll(self) -> bool:
+        """True once the probe has ended, or has run long enough and been stopped."""
+        if self.run.poll() is not None:
+            return True
+        if _cpu_seconds(self.run.pid) >= CPU_WATCH and not self.stopped:
+            os.killpg(self.run.pid, signal.SIGINT)
+            self.stopped = True
+        return False
+
+    def verdict(self) -> str | None:
+        """None if the probe behaved, else what went wrong."""
+        err = self.log.read_text()
         lines = err.strip().splitlines()
-        if run.returncode == 0:
-            print(f"finished in {ran:.1f} s")
-            return  # it fitted and finished
-        assert run.returncode == 2, err[-3000:]
-        assert len(lines) == 1 and lines[0].startswith("Error: "), err[-3000:]
-        assert any(e in lines[0] for e in ESTIMATES), lines[0]
-        print(f"refused in {ran:.1f} s: {lines[0]}")
-    except subprocess.TimeoutExpired:  # still running within the limit: stop it
-        os.killpg(run.pid, signal.SIGINT)
-        try:
-            _, err = run.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.communicate()
-            pytest.fail(f"{' '.join(words)} {option} {top}: Ctrl-C did not stop it")
-        lines = err.strip().splitlines()
-        assert "Traceback" not in err and "MemoryError" not in err
-        if run.returncode == -signal.SIGINT:  # it ended as the signal came: no handler
-            return
-        assert run.returncode == 130, err[-3000:]
-        assert lines and lines[-1].startswith("Error: interrupted"), err[-3000:]
-        print(f"ran {WATCH:g} s within the limit, stopped: {lines[-1]}")
+        code = self.run.returncode
+        if "Traceback" in err or "MemoryError" in err:
+            return f"{self.name}: {err[-2000:]}"
+        if self.stopped:  # ran within the limit; Ctrl-C ends it in one line
+            if code == -signal.SIGINT:  # it ended as the signal came: no handler left
+                return None
+            ok = code == 130 and lines and lines[-1].startswith("Error: interrupted")
+            return None if ok else f"{self.name}: stopped with {code}: {err[-2000:]}"
+        if code == 0:
+            return None  # it fitted and finished
+        ok = (code == 2 and len(lines) == 1 and lines[0].startswith("Error: ")
+              and any(e in lines[0] for e in ESTIMATES))
+        return None if ok else f"{self.name}: exit {code}: {err[-2000:]}"
+
+
+@pytest.mark.slow
+def test_every_size_at_its_maximum_is_refused_at_once_or_fits(tmp_path):
+    waiting = list(enumerate(CASES))
+    running: list[Probe] = []
+    done: list[Probe] = []
+    deadline = time.monotonic() + 900
+    while waiting or running:
+        while waiting and len(running) < AT_ONCE:
+            k, case = waiting.pop(0)
+            running.append(Probe(*case, tmp_path / f"p{k}"))
+        time.sleep(0.2)
+        for probe in [p for p in running if p.poll()]:
+            running.remove(probe)
+            done.append(probe)
+        assert time.monotonic() < deadline, [p.name for p in running]
+    problems = [v for p in done if (v := p.verdict()) is not None]
+    assert not problems, "\n\n".join(problems)
+    assert sum(p.stopped for p in done) >= 5  # some do run: the test can tell them apart
