@@ -9,9 +9,11 @@ fill the channels, the device's topology here turns the channels into branches.
 
 State nodes hold the *change* of each state since its initial value, scaled to O(1):
 ``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K).  Zero,
-every simulator's first guess, is therefore the DC operating point at rest, and each
-state's weak anchor ``dstate/thold`` makes it the unique one without ``uic`` (and is
-negligible in any transient; docs/model.md § 5).  Their "currents" are rates (nm/s,
+every simulator's first guess, is therefore the DC operating point at rest.  A DC
+analysis holds the states (the simulator's ``dc_hold``, :data:`SIMULATOR_SYMBOLS`,
+switches their rates off) and each state's weak anchor ``dstate/thold`` then makes
+x0, w0 the unique solution at any bias, without ``uic``; the anchor is negligible in
+any transient (docs/model.md § 5).  Their "currents" are rates (nm/s,
 or K for the thermal node: tauth·dΔT/dt = rth·P − ΔT).
 
 The model owns its :class:`Layout`: the columns of its parameters in a card matrix, its
@@ -30,7 +32,16 @@ import numpy as np
 from .constants import NM
 from .equations import DEFAULT_BLOCKS, Block
 from .equations.calibration import CALIBRATION, Calibration
-from .equations.scope import AuxNode, Constraint, Output, Scope, V, node_symbol
+from .equations.scope import (
+    DC_HOLD,
+    SIMULATOR_SYMBOLS,
+    AuxNode,
+    Constraint,
+    Output,
+    Scope,
+    V,
+    node_symbol,
+)
 from .expr import ZERO, Expr, let, substitute, sym, symbols
 from .params import Parameter
 
@@ -258,7 +269,7 @@ def check_symbols(branches, outputs, parameters, nodes) -> None:
     """Every free symbol of the equations is a declared parameter or a node voltage:
     a misspelt name is an error here, never a new free parameter of the targets."""
     known = {p.name for p in parameters} | {node_symbol(n) for n in ("te", "be")} \
-        | {node_symbol(n.name) for n in nodes}
+        | {node_symbol(n.name) for n in nodes} | set(SIMULATOR_SYMBOLS)
     used = symbols([b.flow for b in branches] + [b.charge for b in branches]
                    + [o.expr for o in outputs])
     unknown = sorted(used - known)
@@ -332,6 +343,8 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     dw_dt = let("dw_dt", scope.total("dw_dt"))
     gap_rate = let("gap_rate", dx_dt / NM + scope["x_recovery"])  # nm/s
     width_rate = dw_dt / NM + scope["w_recovery"]
+    # A DC analysis holds the states (dc_hold = 1): the anchor alone sets them, to x0, w0.
+    moving = let("moving", 1.0 - DC_HOLD)
     branches = (
         Branch("br_ctop", "te", "ti", (V("te") - V("ti")) / P.rtop, ZERO, "top contact"),
         Branch("br_cbot", "bi", "be", (V("bi") - V("be")) / P.rbot, ZERO, "bottom contact"),
@@ -340,9 +353,10 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
         Branch("br_cf", "ti", "tip", pol * scope.total("i_cf"), ZERO, "metallic CF body"),
         Branch("br_gap", "tip", "bi", pol * scope.total("i_gap"), ZERO,
                "gap: hopping and tip contact"),
-        Branch("br_x", "dgap", GROUND, -gap_rate + V("dgap") / P.thold, V("dgap"),
+        Branch("br_x", "dgap", GROUND, -moving * gap_rate + V("dgap") / P.thold, V("dgap"),
                "gap state: d(x)/dt = rate"),
-        Branch("br_w", "dwidth", GROUND, -width_rate + V("dwidth") / P.thold, V("dwidth"),
+        Branch("br_w", "dwidth", GROUND, -moving * width_rate + V("dwidth") / P.thold,
+               V("dwidth"),
                "width state: d(w)/dt = rate"),
         Branch("br_th", "dtemp", GROUND, V("dtemp") - scope.total("heat"),
                scope["tau_thermal"] * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),

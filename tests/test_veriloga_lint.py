@@ -2,8 +2,10 @@
 
 No hidden state, no idt, no $abstime stepping, no events, no random functions, and no
 $bound_step or ddx outside the model's step hint (one guarded block: a fraction of the
-SET runaway's e-folding time, rram.model.StepBound); every parameter has a range, units
-and a description; the module compiles with OpenVAF-Reloaded, with and without the hint.
+SET runaway's e-folding time, rram.model.StepBound); ``analysis`` and ``$abstime`` only
+in the simulator's symbols (a DC analysis holds the states); every parameter has a
+range, units and a description; the module compiles with OpenVAF-Reloaded, with and
+without the hint.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 
 from rram.generate import REPO_DIR
 from rram.model import MODEL
-from rram.printers.veriloga_printer import NO_BOUND_STEP
+from rram.printers.veriloga_printer import NO_BOUND_STEP, SIMULATOR
 from rram.spice.models import openvaf
 
 VA = REPO_DIR / "netlists" / "veriloga" / "rram.va"
@@ -23,6 +25,7 @@ FORBIDDEN = {
     "idt": r"\bidt\s*\(",
     "idtmod": r"\bidtmod\s*\(",
     "$abstime": r"\$abstime",
+    "analysis()": r"\banalysis\s*\(",
     "$bound_step": r"\$bound_step",
     "random functions": r"\$(random|rdist_\w+|dist_\w+|arandom)\b",
     "events": r"@\s*\(|\b(initial_step|final_step|cross|above|timer)\b",
@@ -39,6 +42,8 @@ def code() -> str:
     """The module without comments and strings (the rules apply to code), and without
     its step hint (checked by :func:`test_the_step_hint_is_one_bound_per_runaway`)."""
     text = STEP_HINT.sub("", VA.read_text())
+    for name, value in SIMULATOR.items():
+        text = text.replace(f"{name} = {value};", "")
     text = re.sub(r"\(\*.*?\*\)", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
     return re.sub(r'"[^"\n]*"', '""', text)
@@ -57,6 +62,16 @@ def test_the_step_hint_is_one_bound_per_runaway():
     assert all(found), statements
     assert [m.group(2) for m in found] == [b.node for b in MODEL.step_bounds]
     assert {m.group(2) for m in found} <= {"dgap", "dwidth", "dtemp"}
+
+
+def test_the_simulator_symbols_are_set_once_first():
+    """The simulator's symbols are set at the top of the analog block, once each."""
+    text = VA.read_text()
+    body = text.split("analog begin\n", 1)[1].splitlines()
+    assert [line.strip() for line in body[:len(SIMULATOR)]] == [
+        f"{name} = {value};" for name, value in SIMULATOR.items()]
+    for name, value in SIMULATOR.items():
+        assert text.count(f"{name} = {value};") == 1
 
 
 @pytest.mark.parametrize("rule", sorted(FORBIDDEN))

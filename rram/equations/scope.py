@@ -27,6 +27,21 @@ from ..params import Parameter
 CHANNELS = ("i_leak", "i_cf", "i_gap", "dx_dt", "dw_dt", "heat")
 
 
+#: What the simulator provides to the equations: a symbol each printer spells in its
+#: target's terms (rram/printers), never a parameter of the card.
+#:
+#: * ``dc_hold``: 1 in a DC analysis (``.op``, ``.dc``, a transient's initial operating
+#:   point), 0 while time steps.  The state equations multiply their rates by
+#:   ``1 − dc_hold``, so a DC solution keeps the state an instance was given (its x0,
+#:   w0) instead of the state its bias would drive it to.  Verilog-A:
+#:   ``analysis("static") || $abstime <= 0``; ngspice B-source: ``time <= 0``; the Python
+#:   engine's DC solves hold the states themselves (0).
+SIMULATOR_SYMBOLS = {
+    "dc_hold": "1 in a DC analysis (the states are held), 0 while time steps",
+}
+DC_HOLD = sym("dc_hold")
+
+
 def node_symbol(node: str) -> str:
     """IR symbol of a node voltage: ``n_<node>``."""
     return f"n_{node}"
@@ -157,5 +172,5 @@ class Scope:
         self.outputs.append(Output(name, expr, unit, desc))
 
 
-__all__ = ["CHANNELS", "AuxNode", "Block", "Constraint", "Output", "Scope", "Symbols", "V",
-           "node_symbol"]
+__all__ = ["CHANNELS", "DC_HOLD", "SIMULATOR_SYMBOLS", "AuxNode", "Block", "Constraint",
+           "Output", "Scope", "Symbols", "V", "node_symbol"]

@@ -26,7 +26,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, add, diff, exp_clip_shared, sub
+from ..expr import (
+    EXP_LIMIT,
+    SOFTPLUS_EXACT,
+    ZERO,
+    Expr,
+    add,
+    diff,
+    exp_clip_shared,
+    sub,
+    substitute,
+)
 from ..model import Circuit, Model, node_symbol
 from .base import Dialect, Schedule
 
@@ -72,8 +82,19 @@ def pos_sq(u):
 '''
 
 
+#: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS) as the Python engine
+#: has them: its DC solves hold the states themselves (frozen unknowns), and its
+#: kernels are those of a time-stepping analysis, where ``dc_hold`` is 0.
+ENGINE_SYMBOLS = {"dc_hold": ZERO}
+
+
+def engine_form(exprs: Sequence[Expr]) -> list[Expr]:
+    """``exprs`` with the simulator's symbols bound to the Python engine's values."""
+    return substitute(list(exprs), ENGINE_SYMBOLS)
+
+
 def _kcl(circuit: Circuit) -> tuple[list[Expr], list[Expr]]:
-    """Sum of flows and charges leaving each unknown node."""
+    """Sum of flows and charges leaving each unknown node (in the engine's form)."""
     flows = {n: ZERO for n in circuit.unknowns}
     charges = {n: ZERO for n in circuit.unknowns}
     for b in circuit.branches:
@@ -83,7 +104,8 @@ def _kcl(circuit: Circuit) -> tuple[list[Expr], list[Expr]]:
         if b.n in flows:
             flows[b.n] = sub(flows[b.n], b.flow)
             charges[b.n] = sub(charges[b.n], b.charge)
-    return [flows[n] for n in circuit.unknowns], [charges[n] for n in circuit.unknowns]
+    return (engine_form([flows[n] for n in circuit.unknowns]),
+            engine_form([charges[n] for n in circuit.unknowns]))
 
 
 def _body(
@@ -155,7 +177,7 @@ def render_circuit_kernel(circuit: Circuit) -> str:
     lines += [f"    {s} = y[{i}]" for i, s in enumerate(unknown_syms)]
     lines += [f"    {s} = u[{i}]" for i, s in enumerate(circuit.inputs)]
     lines += [f"    {s} = p[{i}]" for i, s in enumerate(circuit.parameters)]
-    lines += _body([("current", circuit.probe)], reserved)
+    lines += _body([("current", engine_form([circuit.probe])[0])], reserved)
     lines.append("    return current")
     return "\n".join(lines) + "\n"
 
@@ -167,9 +189,13 @@ def render_device_functions(model: Model) -> str:
     reserved = nodes + params
     chunks = []
     for fname, outs, doc in (
-        ("device_flows", [(b.name, b.flow) for b in model.branches],
+        ("device_flows", [(b.name, f) for b, f in
+                          zip(model.branches, engine_form([b.flow for b in model.branches]),
+                              strict=True)],
          "Static flow of every branch: " + ", ".join(b.name for b in model.branches)),
-        ("device_outputs", [(o.name, o.expr) for o in model.outputs],
+        ("device_outputs", [(o.name, e) for o, e in
+                            zip(model.outputs, engine_form([o.expr for o in model.outputs]),
+                                strict=True)],
          "Operating-point outputs: " + ", ".join(o.name for o in model.outputs)),
     ):
         targets = [f"out_{name}" for name, _ in outs]

@@ -81,7 +81,23 @@ HELPERS = (
 )
 
 
+#: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS) in the subcircuit.
+#: ``dc_hold`` is a node driven by a source of its own, pwl(0 1, 1 ps 0): a source's DC
+#: value is its value at t = 0, in ``.op``, in every point of a ``.dc`` sweep and in a
+#: transient's operating point; ngspice's ``time`` is not (a ``.dc`` sweep sets it to
+#: the swept value).  The ramp costs a transient a dozen steps below 1 ps.
+SIMULATOR = {"dc_hold": "v(dc_hold)"}
+SIMULATOR_SOURCES = ("* the simulator: 1 in DC analyses (.op, .dc, a transient's operating "
+                     "point), 0 from 1 ps on",
+                     "Vdc_hold dc_hold 0 pwl(0 1 1e-12 0)")
+#: The probe variant (internal nodes as ports, rram.spice.models) evaluates the
+#: equations at forced nodes: the rates of a time step, not a DC analysis's.
+PROBE_SIMULATOR = {"dc_hold": "0"}
+
+
 def _spice_symbol(name: str) -> str:
+    if name in SIMULATOR:
+        return SIMULATOR[name]
     if name.startswith("n_"):
         node = name[2:]
         return "0" if node == GROUND else f"v({node})"
@@ -89,6 +105,8 @@ def _spice_symbol(name: str) -> str:
 
 
 SPICE = Dialect("spice", number=format_number, symbol=_spice_symbol)
+PROBE = Dialect("spice", number=format_number,
+                symbol=lambda name: PROBE_SIMULATOR.get(name) or _spice_symbol(name))
 
 
 @dataclass(frozen=True)
@@ -142,7 +160,8 @@ def _soft_clip_parts(node: Expr) -> tuple[Expr, ...] | None:
     return floor[0], floor[1], ceil[1], ceil[2]
 
 
-def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]:
+def _soft_bounds(roots: Sequence[Expr], names: dict[int, str], dialect: Dialect
+                 ) -> dict[int, str]:
     """Soft floors and ceilings (:func:`~rram.expr.soft_floor`, :func:`~rram.expr.soft_ceil`)
     of ``roots`` as calls of their ``.func``: u itself wherever u is more than
     :data:`~rram.expr.SOFTPLUS_EXACT` widths inside the bound (the softplus is then its
@@ -158,7 +177,7 @@ def _soft_bounds(roots: Sequence[Expr], names: dict[int, str]) -> dict[int, str]
                             ("rr_soft_ceil", soft_ceil_parts(node)),
                             ("rr_soft_cap", soft_cap_parts(node))):
             if parts is not None:
-                args = ", ".join(_render(p, SPICE, found, False)[0] for p in parts)
+                args = ", ".join(_render(p, dialect, found, False)[0] for p in parts)
                 found[id(node)] = f"{func}({args})"
                 break
     return {k: v for k, v in found.items() if k not in names}
@@ -239,12 +258,14 @@ def render_subckt(
     roots = [node.args[0] for node in aux.values()] + [b.flow for b in model.branches]
     charges = [(b, linear_charge(b.charge, b.p, b.n)) for b in model.branches]
     roots += [q.capacitance for _, q in charges if q is not None]
-    taken = set(model.parameter_names) | set(model.node_names) | set(aux) | {"0"}
+    taken = (set(model.parameter_names) | set(model.node_names) | set(aux) | set(SIMULATOR)
+             | {"0"})
     hoisted = _hoist(roots, set(model.parameter_names), taken)
     names = {id(node): hname for hname, node in hoisted}
     spec = {a.name: a for a in model.aux_nodes}
     names.update({id(node): _aux_ref(spec[aux_name]) for aux_name, node in aux.items()})
-    names.update(_soft_bounds(roots, names))
+    dialect = PROBE if expose else SPICE
+    names.update(_soft_bounds(roots, names, dialect))
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
            f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
@@ -252,10 +273,12 @@ def render_subckt(
     for hname, node in hoisted:
         out.append(f".param {hname} = {{{_render(node, SPICE, {}, True)[0]}}}")
     out += HELPERS
+    if not expose:
+        out += SIMULATOR_SOURCES
     out.append("* auxiliary nodes: intermediates shared by several branches")
     for aux_name, node in aux.items():
-        expr = _render(node.args[0], SPICE, {k: v for k, v in names.items() if k != id(node)},
-                       True)[0]
+        expr = _render(node.args[0], dialect,
+                       {k: v for k, v in names.items() if k != id(node)}, True)[0]
         # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
         # unit diagonal whatever the expression's sensitivities do (the abrupt SET).
         out.append(f"B{aux_name} 0 {aux_name} I = {_aux_current(spec[aux_name], expr)}")
@@ -264,12 +287,12 @@ def render_subckt(
     for b, q in charges:
         n = "0" if b.n == GROUND else b.n
         if b.flow is not ZERO:
-            expr = _render(b.flow, SPICE, names, True)[0]
+            expr = _render(b.flow, dialect, names, True)[0]
             out.append(f"B{b.name} {b.p} {n} I = {expr}")
         if q is not None:
             cap = q.capacitance
             value = (format_number(cap.value) if cap.op == "num"
-                     else "{" + _render(cap, SPICE, names, False)[0] + "}")
+                     else "{" + _render(cap, dialect, names, False)[0] + "}")
             out.append(f"C{b.name} {b.p} {n} {value}")
     out.append(f".ends {name}")
     return "\n".join(out) + "\n"

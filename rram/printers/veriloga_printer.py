@@ -10,9 +10,9 @@ is the model's step hint through the SET runaway (:class:`rram.model.StepBound`)
 and binds only inside the runaway; a compiler without ``$bound_step`` (upstream OpenVAF
 23.5 crashes on it) builds the module with ``-D RRAM_NO_BOUND_STEP``.
 
-Each state node carries its rate, the weak anchor ``state/thold`` and ``ddt`` of the
-state (rram/model.py); names a user chooses are checked against the reserved words of
-every target (:mod:`rram.names`).  Selected lines of the output (the default card)::
+Each state node carries its rate (off in a DC analysis: ``moving = 1 − dc_hold``), the
+weak anchor ``state/thold`` and ``ddt`` of the state (rram/model.py); names a user
+chooses are checked against the reserved words of every target (:mod:`rram.names`).  Selected lines of the output (the default card)::
 
     >>> from rram.model import MODEL
     >>> lines = render_module(MODEL).splitlines()
@@ -24,7 +24,7 @@ every target (:mod:`rram.names`).  Selected lines of the output (the default car
         parameter real ea = 1.65 from [0.1:4.0];
         analog begin
             I(br_gap) <+ polarity*i_gap;
-            I(br_x) <+ -gap_rate + V(dgap)/thold + ddt(V(dgap));
+            I(br_x) <+ -(moving*gap_rate) + V(dgap)/thold + ddt(V(dgap));
             $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1.0));
     endmodule
     >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
@@ -62,6 +62,18 @@ KB_TEXT = format_number(KB_EV)
 def _va_number(v: float) -> str:
     text = format_number(v)
     return "(`P_K/`P_Q)" if text == KB_TEXT else text
+
+
+#: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS), each a ``real``
+#: set first in the analog block.  A transient's initial operating point is not
+#: ``analysis("static")`` in ngspice's OSDI, but it is at ``$abstime`` 0 (the one use of
+#: ``$abstime``: it steps nothing).
+SIMULATOR = {
+    "dc_hold": '(analysis("static") || $abstime <= 0.0) ? 1.0 : 0.0',
+}
+#: The probe variant (internal nodes as ports, rram.spice.models) evaluates the
+#: equations at forced nodes: the rates of a time step, not a DC analysis's.
+PROBE_SIMULATOR = {"dc_hold": "0.0"}
 
 
 def _va_symbol(name: str) -> str:
@@ -147,10 +159,14 @@ def render_module(
     out += ["", *_parameters(model, card), "", "    // --- Operating-point outputs"]
     for o in model.outputs:
         out.append(f'    (* desc="{o.desc}", units="{o.unit}" *) real {o.name};')
+    out += ["", "    // --- From the simulator (DC analyses hold the states)",
+            f"    real {', '.join(SIMULATOR)};"]
     out += ["", "    // --- Intermediates"]
     for i in range(0, len(variables), 8):
         out.append("    real " + ", ".join(variables[i:i + 8]) + ";")
     out += ["", "    analog begin"]
+    out += [f"        {n} = {text};"
+            for n, text in (PROBE_SIMULATOR if expose else SIMULATOR).items()]
     for a in sched.assignments:
         out.append(f"        {a.name} = {sched.render(a.node, VERILOGA, top=True)};")
     for o in model.outputs:
@@ -195,4 +211,4 @@ def uses_only_va_functions(model: Model) -> bool:
                or FUNCTIONS[n.op].veriloga is not None for n in walk(roots))
 
 
-__all__ = ["NO_BOUND_STEP", "_render", "render_module", "uses_only_va_functions"]
+__all__ = ["NO_BOUND_STEP", "SIMULATOR", "_render", "render_module", "uses_only_va_functions"]
