@@ -12,7 +12,8 @@ and binds only inside the runaway; a compiler without ``$bound_step`` (upstream 
 
 Each state node carries its rate (off in a DC analysis: ``moving = 1 − dc_hold``), the
 weak anchor ``state/thold`` and ``ddt`` of the state (rram/model.py); names a user
-chooses are checked against the reserved words of every target (:mod:`rram.names`).  Selected lines of the output (the default card)::
+chooses are checked against the reserved words of every target (:mod:`rram.names`).
+Selected lines of the output (the default card)::
 
     >>> from rram.model import MODEL
     >>> lines = render_module(MODEL).splitlines()
