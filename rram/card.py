@@ -138,6 +138,7 @@ class Card:
             "name": self.name,
             "parameters": {
                 p.name: {"value": self.values[p.name], "unit": p.unit} for p in self.parameters
+                if p.kind != "environment"
             },
             "meta": dict(self.meta),
         }
@@ -147,8 +148,11 @@ class Card:
 
     @property
     def digest(self) -> str:
-        """sha256 of the parameter values (not the metadata): the card's identity."""
-        payload = json.dumps({k: repr(v) for k, v in self.values.items()}, sort_keys=True)
+        """sha256 of the parameter values (not the metadata, not the environment): the
+        card's identity."""
+        environment = {p.name for p in self.parameters if p.kind == "environment"}
+        payload = json.dumps({k: repr(v) for k, v in self.values.items()
+                              if k not in environment}, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -314,6 +318,14 @@ def load_card(path: str | Path, model: Model = MODEL) -> Card:
     """Read and validate a card JSON file (see :meth:`Card.to_json`)."""
     path = Path(path)
     name, values, meta, units = card_values_from_json(read_text(path, "card"), str(path))
+    environment = sorted(p.name for p in model.parameters
+                         if p.kind == "environment" and p.name in values)
+    if environment:
+        raise CardError(
+            f"{path}: {', '.join(environment)} is not a card parameter: the ambient "
+            "temperature is the simulation's (ngspice .temp, Verilog-A $temperature, "
+            "--temperature of the CLI, card.replace(tamb=...) in Python); remove it from "
+            "the card (a per-instance offset is dtamb)")
     try:
         check_units(units, model.parameters)
         return Card.of(model, values, name=name, meta=meta)

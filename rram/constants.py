@@ -31,3 +31,6 @@ NM = 1e-9
 #: native linear path is measured to 1024; what fits in memory is checked per run).
 ARRAY_MAX_SIDE = 4096
 ARRAY_MAX_SEGMENTS = 256
+
+#: 0 °C in kelvin: SPICE temperatures (.temp, temper) are in °C, the model's in K.
+CELSIUS_ZERO = 273.15

@@ -8,7 +8,8 @@ it from physics blocks (:mod:`rram.equations`): the blocks name the intermediate
 fill the channels, the device's topology here turns the channels into branches.
 
 State nodes hold the *change* of each state since its initial value, scaled to O(1):
-``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K).  Zero,
+``dgap = (x − x0)/nm``, ``dwidth = (w − w0)/nm`` and ``dtemp = T − tamb`` (K, from the
+simulation's ambient).  Zero,
 every simulator's first guess, is therefore the DC operating point at rest.  A DC
 analysis holds the states (the simulator's ``dc_hold``, :data:`SIMULATOR_SYMBOLS`,
 switches their rates off) and each state's weak anchor ``dstate/thold`` then makes
@@ -57,6 +58,7 @@ GROUPS = (
     ("thermal", "Thermal"),
     ("extrinsic", "Extrinsic elements of the cell"),
     ("numerics", "Numerical widths and guards"),
+    ("environment", "The simulation's environment (the simulator's; not in a card file)"),
 )
 
 

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 
 from . import names
 from .card import Card
+from .constants import CELSIUS_ZERO
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
-from .printers.format import number
+from .printers.format import format_number, number
 
 GROUND = "0"
 #: Internal state nodes a frozen cell exposes (tied to ground: state = x0, w0).
@@ -339,7 +340,8 @@ class Cell:
                                    **{n.name: n.name for n in model.nodes}})
 
     def spice(self, model: CellModel) -> list[tuple[str | None, str]]:
-        parameters = self.card.model.parameters
+        # the environment (the ambient) is the simulator's: .temp, not a parameter
+        parameters = [p for p in self.card.model.parameters if p.kind != "environment"]
         vals = {p.name: _number(self.card.values[p.name], f"card {p.name}")
                 for p in parameters}
         inst = [p.name for p in parameters if p.kind == "instance"]
@@ -417,11 +419,27 @@ def element_lines(elements: Iterable[Element], model: CellModel) -> list[str]:
     return out
 
 
+def temperature_line(cards: Iterable[Card]) -> list[str]:
+    """The deck's ``.temp`` line (°C): the simulation ambient (``tamb``, K) its cells'
+    cards share; none for no cells.  ngspice has one temperature per run, so cells at
+    different ambients cannot share a deck (an instance's own offset is ``dtamb``)."""
+    temps = sorted({float(c["tamb"]) for c in cards})
+    if not temps:
+        return []
+    if len(temps) > 1:
+        raise InputError(
+            "cells at different ambient temperatures (" + ", ".join(f"{t:g}" for t in temps)
+            + " K) cannot share one deck: ngspice has one .temp per run (an instance's own "
+            "offset is dtamb)")
+    return [f".temp {format_number(round(temps[0] - CELSIUS_ZERO, 9))}"]
+
+
 def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Sequence[str],
          save: Sequence[str] = ()) -> str:
     """A complete deck: title, ``header`` (options, includes), elements, ``analysis``
     lines, ``.save`` of ``save`` and ``.end``."""
-    out = [f"* {netlist.title}", *(f"* {k}: {v}" for k, v in netlist.meta), *header]
+    out = [f"* {netlist.title}", *(f"* {k}: {v}" for k, v in netlist.meta), *header,
+           *temperature_line(c.card for c in netlist.of_type(Cell))]
     if netlist.of_type(Behavioural):
         from .printers.spice_printer import HELPERS  # the IR's smooth functions
 
@@ -436,4 +454,4 @@ def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Se
 
 __all__ = ["GROUND", "Behavioural", "Capacitor", "Cell", "CellModel", "Element", "Netlist",
            "Nmos", "Resistor", "V", "VSource", "check_net", "deck", "element_lines",
-           "wrap_line"]
+           "temperature_line", "wrap_line"]

@@ -26,7 +26,7 @@ def test_default_card_follows_v2_where_the_physics_is_unchanged():
     c = default_card()
     # v2.0 values kept
     for name, v in {"a0": 0.25e-9, "f0": 1e13, "xt": 0.4e-9, "j0": 1e13, "rho0": 1.9635e-5,
-                    "zion": 1, "vcap": 100, "tamb": 300, "rtop": 20, "rbot": 20,
+                    "zion": 1, "vcap": 100, "tnom": 300, "rtop": 20, "rbot": 20,
                     "rshunt": 2e9, "cp": 1e-15}.items():
         assert c[name] == pytest.approx(v), name
     # documented changes: every changed value says so in its description

@@ -114,3 +114,32 @@ def test_a_transient_with_its_read_on_at_t0_starts_in_the_programmed_state(kind)
         expected = solve_static(card, state["gap_nm"], state["width_nm"],
                                 np.array([0.2]))["current_A"][0]
         assert -vec["i(v1)"][0] == pytest.approx(expected, rel=READ_TOL), label
+
+
+def vacask_params(card, state) -> tuple[dict, dict]:
+    """(instance, model) parameters of ``card`` held in ``state``, as VACASK takes them."""
+    held = card.replace(x0=state["gap_nm"] * 1e-9, w0=state["width_nm"] * 1e-9)
+    inst = {p.name: held[p.name] for p in MODEL.parameters if p.kind == "instance"}
+    model = {p.name: held[p.name] for p in MODEL.parameters if p.kind == "model"}
+    return inst, model
+
+
+@pytest.mark.parametrize("which", sorted(CARDS))
+def test_vacask_op_and_dc_sweep_hold_the_state(which):
+    from rram.spice.vacask import device_netlist, run_vacask
+
+    card, states = programmed(which)
+    values = "[" + ", ".join(repr(v) for v in BIASES) + "]"
+    for label, state in states.items():
+        inst, model = vacask_params(card, state)
+        out = run_vacask(device_netlist(
+            models.osdi_module(MODEL), "rram", inst, model,
+            analyses=["options reltol=1e-6", "analysis op1 op",
+                      f'sweep s1 instance="vin" parameter="dc" values={values}',
+                      "analysis dc1 op"], source="dc=-0.2"))
+        for name in ("op1", "dc1"):
+            for node in ("dut:dgap", "dut:dwidth"):
+                assert np.abs(out[name][node]).max() < STATE_TOL_NM, (label, name, node)
+        r_read = float(read_resistance(card, state["gap_nm"], state["width_nm"])[0])
+        r_dc = 0.1 / -out["dc1"]["vin:flow(br)"][BIASES.index(0.1)]
+        assert abs(r_dc / r_read - 1) < READ_TOL, (label, r_dc, r_read)

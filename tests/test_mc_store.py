@@ -385,6 +385,6 @@ def test_an_all_failed_study_is_not_a_success(tmp_path):
                   progress=False)
     assert (info.rows, info.failed_rows) == (3, 3)
     assert "all 3 device-cycles failed to converge" in check_outcome(info)
-    some = run_mc(MonteCarlo(card=card.replace(xbound=2e-13), devices=3, cycles=1, seed=11),
+    some = run_mc(MonteCarlo(card=card.replace(xbound=4e-13), devices=3, cycles=1, seed=11),
                   tmp_path / "b.parquet", progress=False)
     assert 0 < some.failed_rows < some.rows and check_outcome(some) is None

@@ -18,6 +18,7 @@ from rram import _kernels as K
 from rram import expr as E
 from rram.card import default_card
 from rram.model import MODEL, node_symbol
+from rram.printers.numpy_printer import engine_form
 
 NAMES = [p.name for p in MODEL.parameters]
 BRANCH = {b.name: i for i, b in enumerate(MODEL.branches)}
@@ -83,7 +84,8 @@ def test_current_is_odd_in_bias_and_rates_vanish_at_zero(point):
 
 
 def _flows_and_jacobian():
-    exprs = [b.flow for b in MODEL.branches] + [o.expr for o in MODEL.outputs]
+    # the engine's form: the kernels' time-stepping equations (dc_hold = 0)
+    exprs = engine_form([b.flow for b in MODEL.branches] + [o.expr for o in MODEL.outputs])
     syms = [node_symbol(n) for n in MODEL.node_names]
     memo: dict = {}
     jac = [[E.diff(e, s, memo) for s in syms] for e in exprs]

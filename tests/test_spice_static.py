@@ -39,7 +39,9 @@ def random_card(rng: np.random.Generator):
     while True:
         values = {}
         for p in MODEL.parameters:
-            if p.choices:
+            if p.kind == "environment":
+                values[p.name] = p.default  # the decks run at ngspice's default 27 °C
+            elif p.choices:
                 values[p.name] = float(rng.choice(p.choices))
             elif p.lower > 0 and p.upper / p.lower > 100:
                 values[p.name] = math.exp(rng.uniform(math.log(p.lower), math.log(p.upper)))

@@ -8,7 +8,10 @@ Geometry (device frame: positive ``v_cell`` SETs)::
 * ``x`` (m) is the tunnelling gap between the filament (CF) tip and the bottom electrode;
   the CF body has length ``l0 − x``.
 * ``w`` (m) is the CF width (diameter): cross-section ``π w²/4``.
-* ``T`` (K) is the local CF temperature, ``tamb + dtemp``.
+* ``T`` (K) is the local CF temperature, ``tamb + dtemp``: ``tamb`` is the simulator's
+  ambient temperature (an environment value, not a card parameter: ``$temperature`` in
+  Verilog-A, ngspice's ``temper`` + 273.15 in the subcircuit, ``--temperature`` in the
+  Python engine), and the thermal node's rest value is the instance offset ``dtamb``.
 
 The state nodes hold the change of each state since its initial value (``dgap`` and
 ``dwidth`` in nm, ``dtemp`` in K: :mod:`rram.model`).  This block declares the geometry,
@@ -42,7 +45,9 @@ PARAMETERS = (
        "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, role="bound"),
     _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
        1e-11, 5e-9, role="bound"),
-    _p("tamb", 300, "K", "Ambient temperature", "thermal", 150, 700),
+    _p("tamb", 300.15, "K", "Ambient temperature of the simulation: the simulator's "
+       "($temperature, .temp), not a card parameter", "environment", 150, 700,
+       kind="environment"),
     # The CF's constriction at the top electrode, formed anew by each SET: an oxygen
     # reservoir that oxidises over cycling raises it (the LRS's slow upper mode).
     _p("rtop", 20, "Ohm", "Top contact resistance, CF to top electrode (v2.0 RC cell R1)",

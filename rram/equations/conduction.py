@@ -1,6 +1,6 @@
 """Conduction paths of the CF: the metallic body in series with the hopping gap.
 
-* Metallic CF body:  R_CF = ρ(T)·(L₀ − x)/(π w²/4), ρ(T) = ρ₀·e^(tcr·(T − tamb)).
+* Metallic CF body:  R_CF = ρ(T)·(L₀ − x)/(π w²/4), ρ(T) = ρ₀·e^(tcr·(T − tnom)).
 * Gap: trap-assisted hopping  I_gap = J₀·(π w²/4)·e^(−x/X_T)·sinh(V_g/V_T).  At
   x → 0 this is the CF's contact to the electrode, ∝ area like the body, so the LRS
   is ohmic to within the sinh's curvature and symmetric in bias.
@@ -25,8 +25,10 @@ PARAMETERS = (
        5e-11, 5e-9),
     _p("vt", 0.6, "V", "Hopping I-V nonlinearity voltage (v2.0 VT 0.4 V)", "conduction",
        0.01, 5),
-    _p("rho0", 1.9635e-5, "Ohm*m", "CF resistivity at tamb (v2.0 rou)", "conduction",
+    _p("rho0", 1.9635e-5, "Ohm*m", "CF resistivity at tnom (v2.0 rou)", "conduction",
        1e-9, 1e-1),
+    _p("tnom", 300, "K", "Temperature at which rho0 is given (the card's measurement "
+       "temperature)", "conduction", 150, 700),
     _p("tcr", 1e-3, "1/K", "Temperature coefficient of the CF resistivity (metallic CF)",
        "conduction", 0, 5e-3),
     _p("lmin", 1e-11, "m", "Soft floor of the CF body length (x -> l0; 0.01 nm keeps the CF's "
@@ -40,7 +42,7 @@ def build(s: Scope) -> None:
     x, w, t_safe = s["x"], s["w"], s["t_safe"]
     v_cell, v_gap = s["v_cell"], s["v_gap"]
     area_cf = s.provide("area_cf", PI / 4.0 * w * w)
-    rho = s.provide("rho", P.rho0 * safe_exp(P.tcr * (t_safe - P.tamb)))
+    rho = s.provide("rho", P.rho0 * safe_exp(P.tcr * (t_safe - P.tnom)))
     cf_length = s.provide("cf_length", soft_floor(P.l0 - x, P.lmin, P.lmin))
     g_cf = s.provide("g_cf", area_cf / (rho * cf_length),
                      aux=AuxNode("g_cf", "uS", scale=1e-6))

@@ -5,7 +5,8 @@ length/area), R_th,CF = k_th·ρ₀·(L₀ − x)/(π w²/4), in parallel with t
 the surrounding oxide, r_th,ox.  With P = V·I of the CF and the gap, ΔT = R_th·P ≈
 k_th·V²·R_CF/R: independent of the CF's size, so the compliance-limited SET stops and the
 RESET starts at the same temperature for every compliance (R_LRS ≈ V_hold/I_cc,
-I_reset ≈ I_cc).  The thermal node relaxes in ``tauth``: τ·dΔT/dt = R_th·P − ΔT.
+I_reset ≈ I_cc).  The thermal node relaxes in ``tauth``: τ·dΔT/dt = R_th·P + ΔT_i − ΔT,
+where ΔT_i (``dtamb``) is the instance's offset over the simulation's ambient.
 
 Provides ``power``, ``rth_cf``, ``rth`` and ``tau_thermal``; adds the channel ``heat``.
 """
@@ -24,6 +25,8 @@ PARAMETERS = (
        "the CF, in parallel with the CF's own", "thermal", 1e3, 1e13, role="kinetic"),
     _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
        "thermal", 1e-15, 1e-6, role="kinetic"),
+    _p("dtamb", 0, "K", "Temperature offset of this instance over the simulation's ambient "
+       "(a hotter die region, a heater)", "instance", -100, 400, kind="instance"),
 )
 
 
@@ -34,7 +37,7 @@ def build(s: Scope) -> None:
     rth_cf = s.provide("rth_cf", P.kth * P.rho0 * s["cf_length"] / s["area_cf"])
     rth = s.provide("rth", rth_cf * P.rthox / (rth_cf + P.rthox))
     s.provide("tau_thermal", P.tauth)
-    s.add("heat", rth * power)
+    s.add("heat", rth * power + P.dtamb)
     s.output("power", power, "W", "Joule power in the filament path")
     s.output("rth", rth, "K/W", "thermal resistance of the CF and its surroundings")
 

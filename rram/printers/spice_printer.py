@@ -22,7 +22,7 @@ Selected lines of the output (the default card; long lines cut here)::
     >>> keep = (".subckt", ".param ea_eff", ".func rr_safe_exp", "Rln_rate_hop", "Bbr_cf",
     ...         "Cbr_x", ".ends")
     >>> print("\n".join(line[:64].rstrip() for line in lines if line.startswith(keep)))
-    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dea=0.0 kw=1
+    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dtamb=0.0 de
     .param ea_eff = {ea + dea}
     .func rr_safe_exp(arg) {((arg) < 40.0 ? exp(arg) : exp(40.0)*(1
     Rln_rate_hop ln_rate_hop 0 1
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from .. import names as reserved_names
 from ..card import Card
+from ..constants import CELSIUS_ZERO
 from ..errors import InputError
 from ..expr import (
     EXP_LIMIT,
@@ -81,18 +82,20 @@ HELPERS = (
 )
 
 
-#: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS) in the subcircuit.
+#: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS) and environment
+#: parameters in the subcircuit: the ambient is ngspice's ``temper`` (°C), live in a
+#: B-source (``.temp``, ``.options temp``, ``.step temp``).
 #: ``dc_hold`` is a node driven by a source of its own, pwl(0 1, 1 ps 0): a source's DC
 #: value is its value at t = 0, in ``.op``, in every point of a ``.dc`` sweep and in a
 #: transient's operating point; ngspice's ``time`` is not (a ``.dc`` sweep sets it to
 #: the swept value).  The ramp costs a transient a dozen steps below 1 ps.
-SIMULATOR = {"dc_hold": "v(dc_hold)"}
+SIMULATOR = {"dc_hold": "v(dc_hold)", "tamb": f"(temper + {CELSIUS_ZERO!r})"}
 SIMULATOR_SOURCES = ("* the simulator: 1 in DC analyses (.op, .dc, a transient's operating "
                      "point), 0 from 1 ps on",
                      "Vdc_hold dc_hold 0 pwl(0 1 1e-12 0)")
 #: The probe variant (internal nodes as ports, rram.spice.models) evaluates the
 #: equations at forced nodes: the rates of a time step, not a DC analysis's.
-PROBE_SIMULATOR = {"dc_hold": "0"}
+PROBE_SIMULATOR = {**SIMULATOR, "dc_hold": "0"}
 
 
 def _spice_symbol(name: str) -> str:
@@ -236,7 +239,8 @@ def _hoist(roots: Sequence[Expr], params: set[str], taken: set[str]) -> list[tup
 
 def _param_line(model: Model, card: Card | None) -> list[str]:
     values = card.values if card is not None else {p.name: p.default for p in model.parameters}
-    return [f"{p.name}={format_number(values[p.name])}" for p in model.parameters]
+    return [f"{p.name}={format_number(values[p.name])}" for p in model.parameters
+            if p.kind != "environment"]
 
 
 def render_subckt(
@@ -260,7 +264,9 @@ def render_subckt(
     roots += [q.capacitance for _, q in charges if q is not None]
     taken = (set(model.parameter_names) | set(model.node_names) | set(aux) | set(SIMULATOR)
              | {"0"})
-    hoisted = _hoist(roots, set(model.parameter_names), taken)
+    # the environment is the simulator's, live: never folded into a .param
+    hoisted = _hoist(roots, {p.name for p in model.parameters if p.kind != "environment"},
+                     taken)
     names = {id(node): hname for hname, node in hoisted}
     spec = {a.name: a for a in model.aux_nodes}
     names.update({id(node): _aux_ref(spec[aux_name]) for aux_name, node in aux.items()})

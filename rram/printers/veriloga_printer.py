@@ -71,10 +71,11 @@ def _va_number(v: float) -> str:
 #: ``$abstime``: it steps nothing).
 SIMULATOR = {
     "dc_hold": '(analysis("static") || $abstime <= 0.0) ? 1.0 : 0.0',
+    "tamb": "$temperature",
 }
 #: The probe variant (internal nodes as ports, rram.spice.models) evaluates the
 #: equations at forced nodes: the rates of a time step, not a DC analysis's.
-PROBE_SIMULATOR = {"dc_hold": "0.0"}
+PROBE_SIMULATOR = {**SIMULATOR, "dc_hold": "0.0"}
 
 
 def _va_symbol(name: str) -> str:
@@ -103,7 +104,8 @@ def _parameters(model: Model, card: Card | None) -> list[str]:
     values = card.values if card is not None else {p.name: p.default for p in model.parameters}
     out = []
     for group, title in model.groups:
-        members = [p for p in model.parameters if p.group == group]
+        members = [p for p in model.parameters
+                   if p.group == group and p.kind != "environment"]
         if not members:
             continue
         out.append(f"    // --- {title}")
@@ -160,7 +162,7 @@ def render_module(
     out += ["", *_parameters(model, card), "", "    // --- Operating-point outputs"]
     for o in model.outputs:
         out.append(f'    (* desc="{o.desc}", units="{o.unit}" *) real {o.name};')
-    out += ["", "    // --- From the simulator (DC analyses hold the states)",
+    out += ["", "    // --- From the simulator: DC analyses hold the states; the ambient (K)",
             f"    real {', '.join(SIMULATOR)};"]
     out += ["", "    // --- Intermediates"]
     for i in range(0, len(variables), 8):
