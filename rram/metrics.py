@@ -33,6 +33,7 @@ from .constants import NM
 from .engine.static import read_resistance
 from .engine.stimulus import Stimulus
 from .status import succeeded
+from .validity import OUT_OF_RANGE, cycle_excursion
 
 #: The four figures of a cycle; the resistances spread in ln (:data:`LOG_METRICS`), the
 #: switching voltages linearly (:data:`LINEAR_METRICS`).
@@ -40,10 +41,10 @@ METRICS = ("r_lrs_ohm", "r_hrs_ohm", "v_set_V", "v_reset_V")
 LOG_METRICS = METRICS[:2]
 LINEAR_METRICS = METRICS[2:]
 #: A table of cycles, one row per device and cycle: the figures, the peak currents of
-#: the SET and the RESET, the peak CF temperature of the RESET (K) and the switching
-#: rule's ``reason``.
+#: the SET and the RESET, the peak CF temperature of the RESET (K), the switching
+#: rule's ``reason`` and what left the range of validity (:mod:`rram.validity`).
 CYCLE_COLUMNS = ("device", "cycle", "v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm",
-                 "i_peak_A", "i_reset_A", "t_max_K", "reason")
+                 "i_peak_A", "i_reset_A", "t_max_K", "reason", OUT_OF_RANGE)
 #: A SET (RESET) happened only if the resistance fell (rose) at least this much across
 #: it; otherwise its switching voltage is not reported.
 SWITCH_RATIO = 2.0
@@ -185,7 +186,8 @@ def loop_metrics(res, v_read: float = 0.1) -> pd.DataFrame:
                          r_meas[0] if len(r_meas) == 2 else np.nan,
                          r_meas[1] if len(r_meas) == 2 else np.nan,
                          peak_current(ev_d, set_segs), peak_current(ev_d, reset_segs[:1]),
-                         reset_temperature(ev_d, reset_segs, tamb), ""])
+                         reset_temperature(ev_d, reset_segs, tamb), "",
+                         cycle_excursion(ev_d, segs, tamb, res.cards.card(d).values)])
     df = pd.DataFrame(rows, columns=list(CYCLE_COLUMNS))
     if not rows:
         return df

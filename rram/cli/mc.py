@@ -79,6 +79,11 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
     click.echo(f"did not switch (resistance changed less than 2x): {fails['no_set']} SETs "
                f"and {fails['no_reset']} RESETs of {fails['rows']} converged device-cycles "
                "(column reason)", err=True)
+    from ..validity import summary_line
+
+    line = summary_line(frame)
+    if line:
+        click.echo(line, err=True)
     if plots:
         from ..mc.report import summary, write_plots
 

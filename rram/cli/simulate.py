@@ -94,9 +94,14 @@ def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance
     write_atomic(out, write)
     click.echo(f"wrote {written} rows to {out}", err=True)
     if metrics:
+        from ..validity import OUT_OF_RANGE, summary_line
+
         m = pd.concat(metrics, ignore_index=True)
-        click.echo(m.drop(columns=["device"]).to_string(index=False, float_format="%.4g"),
-                   err=True)
+        click.echo(m.drop(columns=["device", OUT_OF_RANGE]).to_string(
+            index=False, float_format="%.4g"), err=True)
+        line = summary_line(m)
+        if line:
+            click.echo(line, err=True)
 
 
 @click.command()

@@ -25,6 +25,10 @@ PARAMETERS = (
        "the CF, in parallel with the CF's own", "thermal", 1e3, 1e13, role="kinetic"),
     _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
        "thermal", 1e-15, 1e-6, role="kinetic"),
+    _p("tvalid", 2000, "K", "Highest CF temperature the model represents: above it the oxide "
+       "melts (Ta2O5 ~2145 K, HfO2 ~3030 K) and a rupture or breakdown the model does not "
+       "describe takes over; every device-cycle above it is reported (rram.validity)",
+       "thermal", 500, 5000),
     _p("dtamb", 0, "K", "Temperature offset of this instance over the simulation's ambient "
        "(a hotter die region, a heater)", "instance", -100, 400, kind="instance"),
 )
