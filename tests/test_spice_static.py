@@ -19,6 +19,7 @@ from rram import _kernels as K
 from rram.card import default_card
 from rram.errors import CardError
 from rram.model import GROUND, MODEL
+from rram.netlist import temperature_line
 from rram.printers.format import format_number
 from rram.printers.spice_printer import render_subckt
 from rram.printers.veriloga_printer import render_module
@@ -40,7 +41,7 @@ def random_card(rng: np.random.Generator):
         values = {}
         for p in MODEL.parameters:
             if p.kind == "environment":
-                values[p.name] = p.default  # the decks run at ngspice's default 27 °C
+                values[p.name] = p.default  # one deck, one temperature
             elif p.choices:
                 values[p.name] = float(rng.choice(p.choices))
             elif p.lower > 0 and p.upper / p.lower > 100:
@@ -88,7 +89,8 @@ def python_sums(card, nodes):
 
 
 def deck(points, kind: str, osdi_path: str | None = None) -> str:
-    lines = ["* static probe", ".options klu"]
+    # the cards' ambient (the environment, one for every point) is the deck's .temp
+    lines = ["* static probe", ".options klu", *temperature_line(card for card, _ in points)]
     if kind == "subckt":
         lines += render_subckt(MODEL, name="rram_probe", expose=INTERNAL).splitlines()
     for i, (card, nodes) in enumerate(points):

@@ -55,7 +55,7 @@ def card(out: str | None) -> None:
 @click.option("--cycles", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Number of SET/RESET loops.")
 @click.option("--temperature", type=float, default=None, callback=finite,
-              help="Ambient temperature (K) [default: 300.15, ngspice's 27 °C].")
+              help="Ambient temperature (K) [default: 300; ngspice's default is 27 °C].")
 @click.option("--out", required=True, type=OutputPath(),
               help="Output CSV (device, cycle, time_s, v_applied_V, v_cell_V, current_A, "
                    "gap_nm, width_nm, temperature_K).")

@@ -45,7 +45,7 @@ PARAMETERS = (
        "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, role="bound"),
     _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
        1e-11, 5e-9, role="bound"),
-    _p("tamb", 300.15, "K", "Ambient temperature of the simulation: the simulator's "
+    _p("tamb", 300, "K", "Ambient temperature of the simulation: the simulator's "
        "($temperature, .temp), not a card parameter", "environment", 150, 700,
        kind="environment"),
     # The CF's constriction at the top electrode, formed anew by each SET: an oxygen
