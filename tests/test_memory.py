@@ -146,7 +146,10 @@ def test_every_size_at_its_maximum_is_refused_at_once_or_fits(tmp_path):
     waiting = list(enumerate(CASES))
     running: list[Probe] = []
     done: list[Probe] = []
-    deadline = time.monotonic() + 900
+    # a hang detector, not a timing goal: the niced probes share two cores with the rest
+    # of the suite (on a loaded machine two probes were still within their 5 s of
+    # processor time after 900 s)
+    deadline = time.monotonic() + 1800
     while waiting or running:
         while waiting and len(running) < AT_ONCE:
             k, case = waiting.pop(0)
