@@ -39,7 +39,7 @@ def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
     from rram.variation import held, kinetic
 
     assert set(MODEL.with_role("state")) == {"x0", "w0"}
-    assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound"}
+    assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound", "swt"}
     assert set(MODEL.with_role("kinetic")) == kinetic(MODEL)
     assert held(MODEL) == {"wmin": "reset", "wcf": "reset", "kth": "set", "rtop": "set"}
     # the recipe may fit structure and kinetics, never a variation hook or a guard

@@ -127,7 +127,7 @@ def test_no_smoothing_artefacts():
     p = result("no_artefacts")
     assert max(p.figures["largest_rise_after_reset_peak"]) <= 0.01
     shifts = p.figures["largest_shift_per_width"]
-    assert len(shifts) == 8  # four smoothing widths, halved and doubled
+    assert len(shifts) == 10  # five smoothing widths, halved and doubled
     assert max(shifts.values()) <= 0.03, shifts
 
 

@@ -8,15 +8,24 @@ Arrhenius in the local T, barriers lowered by the local field:
   body), not gated on the gap:  r_l = k_w·(w_eff + w_eff²/2w)·f·exp(−(E_a −
   Z·α_w·f_w·V_body/L₀)/kT).  While the gap is open the body carries almost no voltage and
   stays cold, so lateral growth waits for the gap to close; under compliance it stops
-  when the cell voltage, hence V_body and T, falls to the hold voltage.
+  when the cell voltage, hence V_body and T, falls to the hold voltage;
+* lateral growth saturates: the CF widens only while its growth outruns a threshold
+  that rises steeply with its width, r_l > r_sat·(w/w_sat)^n_sat, i.e. up to
+  w_eq = w_sat·(r_l/r_sat)^(1/n_sat).  At a fixed voltage with no current limit (a
+  half-select, a read in the SET polarity) the CF's temperature does not depend on its
+  size (heating.py), so nothing else would stop it short of the cell wall.  The bound is
+  referenced to the growth rate because a compliance-limited SET holds where the growth
+  rate falls to the sweep's pace, whatever barrier, field or heating brought it there:
+  a bound placed above the hold of one loop stays above it when those vary (a bound in
+  the temperature did not: docs/design/self-limiting-growth.md).
 
-Both act under SET bias only (P₊) and stop at their bounds (x = 0, w = wcf).  Adds
-−P₊·r_v to ``dx_dt`` and P₊·r_l to ``dw_dt``.
+Both act under SET bias only (P₊) and stop at their bounds (x = 0, w = min(wcf, w_eq)).
+Adds −P₊·r_v to ``dx_dt`` and P₊·r_l·g to ``dw_dt``, g = logistic((w_eq − w)/swt).
 """
 
 from __future__ import annotations
 
-from ..expr import ln, sqrt
+from ..expr import ln, logistic, safe_exp, sqrt
 from ..params import parameter as _p
 from .ions import capped_rate, window
 from .scope import AuxNode, Block, Scope
@@ -36,6 +45,17 @@ PARAMETERS = (
        "V_body/l0 along the CF", "kinetics", 0, 1e-8, role="kinetic"),
     _p("weff", 2e-9, "m", "Lateral growth step (v2.0 0.5 nm)", "kinetics", 1e-11, 1e-8,
        role="kinetic"),
+    # Saturation of lateral growth; the defaults follow rram.fit.growth's rule on the
+    # default loop (hold: 6.31 nm at 31 nm/s).
+    _p("wsat", 6.94e-9, "m", "Width lateral growth saturates at when it runs at rsat (the "
+       "fit puts it 10 % above the fitted LRS width)", "kinetics", 1e-10, 1e-6,
+       role="kinetic"),
+    _p("rsat", 3.16e-8, "m/s", "Lateral growth rate at which the CF saturates at wsat (the fit "
+       "puts it at the fitted loop's hold)", "kinetics", 1e-30, 1e3, role="kinetic"),
+    _p("nsat", 4, "", "Steepness of the saturation: the threshold growth rate rises as "
+       "(w/wsat)^nsat", "kinetics", 1, 20, role="kinetic"),
+    _p("swt", 0.1e-9, "m", "Width of the saturation's bound: beyond w_eq the growth rate "
+       "falls by e per swt", "numerics", 1e-11, 1e-9, role="smoothing"),
 )
 
 
@@ -57,7 +77,12 @@ def build(s: Scope) -> None:
     rate_lateral = capped_rate(s, "ln_rate_lateral", ln_rate_lateral)
     p_set = s["p_set"]
     s.add("dx_dt", -p_set * rate_vertical * window(P, x))
-    s.add("dw_dt", p_set * rate_lateral * window(P, P.wcf - w))
+    # w_eq from the capped ln r_l (bounded above by ln vcap, so w_eq is finite); where
+    # the growth is negligible w_eq underflows to 0 and the bound is simply shut
+    w_eq = s.provide("w_eq", P.wsat * safe_exp(
+        (s["ln_rate_lateral_capped"] - ln(P.rsat)) / P.nsat))
+    room = s.provide("growth_room", logistic((w_eq - w) / P.swt))
+    s.add("dw_dt", p_set * rate_lateral * window(P, P.wcf - w) * room)
 
 
 BLOCK = Block("set_kinetics", "SET kinetics: vertical and lateral growth of the CF",

@@ -39,6 +39,7 @@ from .core import (
     FUNCTIONS,
     ONE,
     SOFTPLUS_EXACT,
+    SOFTPLUS_LN1P,
     ZERO,
     Expr,
     Function,
@@ -77,7 +78,8 @@ from .smooth import (
 )
 
 __all__ = [
-    'ARITHMETIC', 'EXP_LIMIT', 'FUNCTIONS', 'ONE', 'SOFTPLUS_EXACT', 'ZERO', 'Expr',
+    'ARITHMETIC', 'EXP_LIMIT', 'FUNCTIONS', 'ONE', 'SOFTPLUS_EXACT', 'SOFTPLUS_LN1P', 'ZERO',
+    'Expr',
     'Function', 'Number', 'Operand', 'add', 'as_expr', 'asinh', 'diff', 'div', 'evaluate',
     'exp_clip_shared', 'let', 'ln', 'logistic', 'mul', 'neg', 'num', 'polarity_weight',
     'pos_sq', 'rebuild', 'safe_exp', 'safe_sinh', 'smooth_abs0', 'smooth_max',

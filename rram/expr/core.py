@@ -19,6 +19,11 @@ EXP_LIMIT = 40.0
 #: 1 + e^(−|u|) rounds to 1, and max(u, 0) + ln(1 + e^(−|u|)) is u (or 0) to the last bit.
 #: Renderings whose evaluation has a cost per operation take that fast path.
 SOFTPLUS_EXACT = 37.0
+#: Below −this argument the renderings without log1p (SPICE, Verilog-A) take softplus as
+#: e^u: ln(1 + e^u) would lose digits there (relative error 2^(−53)·e^(−u), 1 % at
+#: u = −33, where a tiny leakage area times a huge sinh still carries current), and e^u
+#: is within e^u/2 ≤ 2e-8 of it.
+SOFTPLUS_LN1P = 17.0
 
 Number = int | float
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from ..card import Card
 from ..engine.run import Options
-from .loop import MeasuredLoop, simulate_loops, steady_card, trace_metrics
+from .growth import SATURATION_OFF, calibrate_saturation
+from .loop import MeasuredLoop, protocol_of_loop, simulate_loops, steady_card, trace_metrics
 from .objective import JAC_STEP, loop_rms, point_sets
 from .recipe import Recipe, default_recipe, open_recipe
 from .refit import identify_parameters, polish
@@ -75,7 +76,7 @@ class LoopFit:
                 "v_reset_V": dict(zip(("data", "model"), self.v_reset, strict=True)),
                 "r_lrs_ohm": dict(zip(("data", "model"), self.r_lrs, strict=True)),
                 "r_hrs_ohm": dict(zip(("data", "model"), self.r_hrs, strict=True)),
-                "descents": self.descents}
+                "descents": self.descents, **self.extra}
 
 
 def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
@@ -98,7 +99,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if not loop.steady:
         recipe = open_recipe(recipe)
     t0 = time.perf_counter()
-    card = card.replace(**recipe.start, polarity=loop.polarity)
+    card = card.replace(**recipe.start, **SATURATION_OFF, polarity=loop.polarity)
     point_sets(loop)  # fail early on data that do not switch
     if starts > 0:
         from .multistart import best_indices, candidate_cards
@@ -131,11 +132,19 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
                         for d in descents)
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
+    card, saturation = calibrate_saturation(card, protocol_of_loop(loop), options)
+    cur = simulate_loops(loop, [card], options).current[0]
+    rms_final = loop_rms(loop, cur)
+    if log:
+        log(f"  saturation of lateral growth: w_LRS {saturation['lrs_width_nm']:.3f} nm at "
+            f"{saturation['hold_rate_m_per_s']:.3g} m/s -> wsat {card['wsat']:.4g} m, "
+            f"rsat {card['rsat']:.4g} m/s; loop RMS {rms_final:.4f} dec")
     data, model = trace_metrics(loop), trace_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
-    return LoopFit(card, reports, rms[win], pairs["v_set_V"], pairs["v_reset_V"],
+    return LoopFit(card, reports, rms_final, pairs["v_set_V"], pairs["v_reset_V"],
                    pairs["r_lrs_ohm"], pairs["r_hrs_ohm"], cur, time.perf_counter() - t0,
-                   identification=identification, descents=descents)
+                   extra={"saturation": saturation}, identification=identification,
+                   descents=descents)
 
 
 def _descend(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,

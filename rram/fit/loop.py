@@ -20,6 +20,7 @@ from ..engine.run import Options, simulate
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..events import DROP, DROP_FLOOR, SET_FRACTION
+from ..experiment import DCLoop
 from ..status import Status
 from .data import IVCurve, check_compliance
 
@@ -216,6 +217,14 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
             if hit.size:
                 v_set[d] = float(st.voltage(hit[0]))
     return LoopSimulation(current=out, v_set=v_set, gap=gap, width=width)
+
+
+def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> DCLoop:
+    """The measurement as a DC loop: sweep amplitudes, rate, compliance."""
+    dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
+    moving = dv > 0
+    return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak,
+                  float(np.median(dv[moving] / dt[moving])), loop.icc_set, v_read=v_read)
 
 
 def steady_card(loop: MeasuredLoop, card: Card, options: Options | None = None) -> Card:

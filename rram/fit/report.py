@@ -10,19 +10,10 @@ import numpy as np
 
 from .. import __version__
 from ..card import Card
-from ..experiment import DCLoop
 from ..io import write_text_atomic
 from .iv import LoopFit
-from .loop import MeasuredLoop
+from .loop import MeasuredLoop, protocol_of_loop
 from .recipe import Recipe
-
-
-def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> DCLoop:
-    """The measurement as a DC loop: sweep amplitudes, rate, compliance."""
-    dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
-    moving = dv > 0
-    return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak,
-                  float(np.median(dv[moving] / dt[moving])), loop.icc_set, v_read=v_read)
 
 
 def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[str],

@@ -43,6 +43,7 @@ from ..errors import InputError
 from ..expr import (
     EXP_LIMIT,
     SOFTPLUS_EXACT,
+    SOFTPLUS_LN1P,
     ZERO,
     Expr,
     diff,
@@ -68,7 +69,9 @@ PARAM_OPS = frozenset({"num", "sym", "let", "add", "sub", "mul", "div", "neg", "
 HELPERS = (
     (f".func rr_safe_exp(arg) {{((arg) < {EXP_LIMIT!r} ? exp(arg) : exp({EXP_LIMIT!r})"
      f"*(1 + ((arg) - {EXP_LIMIT!r})))}}"),
-    ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ln(1 + exp(arg)))}",
+    # e^arg below −SOFTPLUS_LN1P, where ln(1 + e^arg) loses digits (rram.expr)
+    ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ((arg) < -"
+    + repr(SOFTPLUS_LN1P) + " ? exp(arg) : ln(1 + exp(arg))))}",
     ".func rr_pos_sq(arg) {((arg) > 0 ? (arg)*(arg) : 0)}",
     (f".func rr_soft_floor(u, lo, w) {{((u) - (lo) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
      "(lo) + (w)*rr_softplus(((u) - (lo))/(w)))}"),

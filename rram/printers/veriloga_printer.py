@@ -42,7 +42,7 @@ from .. import names as reserved_names
 from ..card import Card
 from ..constants import KB_EV
 from ..errors import InputError
-from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, ZERO, Expr, walk
+from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, SOFTPLUS_LN1P, ZERO, Expr, walk
 from ..model import GROUND, Model
 from ..params import Parameter
 from .base import Dialect, Schedule, _render
@@ -50,9 +50,9 @@ from .format import format_number
 
 MACROS = (
     f"`define SAFE_EXP(x) (exp(min((x), {EXP_LIMIT!r}))*(1.0 + max((x) - {EXP_LIMIT!r}, 0.0)))",
-    # the same value to the last bit without exp and ln beyond ±SOFTPLUS_EXACT (rram.expr);
-    # its derivative there is exactly 1 or 0, within 1e-16 of the full formula's
-    (f"`define SOFTPLUS(x) ((x) > {SOFTPLUS_EXACT!r} ? (x) : ((x) < -{SOFTPLUS_EXACT!r} ? 0.0 "
+    # x beyond +SOFTPLUS_EXACT (the same value to the last bit), e^x below −SOFTPLUS_LN1P
+    # (where ln(1 + e^x) loses digits without log1p: rram.expr)
+    (f"`define SOFTPLUS(x) ((x) > {SOFTPLUS_EXACT!r} ? (x) : ((x) < -{SOFTPLUS_LN1P!r} ? exp(x) "
      ": max((x), 0.0) + ln(1.0 + exp(-abs(x)))))"),
     "`define POS_SQ(x) (max((x), 0.0)*max((x), 0.0))",
 )
