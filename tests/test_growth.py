@@ -102,9 +102,12 @@ def test_the_tud_card_carries_its_own_saturation():
     assert info["hold_rate_m_per_s"] < 1e-3 * default_card()["rsat"]
 
 
-def test_a_set_that_does_not_widen_the_cf_has_no_hold():
+def test_a_set_that_barely_widens_the_cf_is_held_at_its_fastest_growth():
     from rram.errors import InputError
 
     t = np.linspace(0.0, 1.0, 11)
-    with pytest.raises(InputError, match="widened the CF by"):
+    w = 5.0 + np.array([0, 0, 1, 4, 2, 0.5, 0.2, 0.1, 0, 0, 0]).cumsum() * 1e-4
+    rate, widest = loop_hold(t, w)
+    assert rate == pytest.approx(4e-4 * 1e-9 / 0.1) and widest == pytest.approx(w[-1])
+    with pytest.raises(InputError, match="never widened"):
         loop_hold(t, np.full_like(t, 5.0))

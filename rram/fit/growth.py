@@ -38,18 +38,20 @@ def loop_hold(time_s: np.ndarray, width_nm: np.ndarray) -> tuple[float, float]:
     """(growth rate at the hold, m/s; widest CF, nm) of one SET's samples.
 
     The rate is the secant over the step into the first sample within :data:`HOLD_NM`
-    of the widest CF.  Raises :class:`InputError` if the SET widened the CF by less than
-    :data:`MIN_GROWTH_NM` (no SET, or one that only closed the gap)."""
+    of the widest CF.  A SET that widened the CF by less than :data:`MIN_GROWTH_NM` (a
+    card whose RESET barely thins the CF: its SET only closes the gap) shows no hold;
+    its fastest growth stands in for one, so the bound sits above everything the loop
+    did.  Raises :class:`InputError` if the CF never grew at all."""
     widest = float(np.max(width_nm))
+    rates = np.diff(width_nm) * NM / np.diff(time_s)
     if widest - float(np.min(width_nm)) < MIN_GROWTH_NM:
-        raise InputError(f"the SET widened the CF by {widest - float(np.min(width_nm)):.3g} "
-                       f"nm (< {MIN_GROWTH_NM:g} nm): no hold to place the saturation of "
-                       "lateral growth at")
+        fastest = float(np.max(rates, initial=0.0))
+        if not fastest > 0.0:
+            raise InputError("the SET never widened the CF: no growth rate to place the "
+                             "saturation of lateral growth at")
+        return fastest, widest
     k = int(np.flatnonzero(width_nm >= widest - HOLD_NM)[0])
-    if k == 0:
-        raise InputError("the SET's first sample is already its widest CF: no hold")
-    rate = (width_nm[k] - width_nm[k - 1]) * NM / (time_s[k] - time_s[k - 1])
-    return float(rate), widest
+    return float(rates[k - 1]), widest
 
 
 def calibrate_saturation(card: Card, protocol: DCLoop | None = None,
