@@ -103,11 +103,8 @@ def test_the_tud_card_carries_its_own_saturation():
 
 
 def test_a_set_that_barely_widens_the_cf_is_held_at_its_fastest_growth():
-    from rram.errors import InputError
-
     t = np.linspace(0.0, 1.0, 11)
     w = 5.0 + np.array([0, 0, 1, 4, 2, 0.5, 0.2, 0.1, 0, 0, 0]).cumsum() * 1e-4
     rate, widest = loop_hold(t, w)
     assert rate == pytest.approx(4e-4 * 1e-9 / 0.1) and widest == pytest.approx(w[-1])
-    with pytest.raises(InputError, match="never widened"):
-        loop_hold(t, np.full_like(t, 5.0))
+    assert np.isnan(loop_hold(t, np.full_like(t, 5.0))[0])  # no growth: no bound

@@ -20,7 +20,6 @@ import numpy as np
 from ..card import Card
 from ..constants import NM
 from ..engine.run import Options, simulate
-from ..errors import InputError
 from ..experiment import DCLoop
 
 #: The hold: the first sample of the last SET within this width (nm) of its widest CF.
@@ -41,15 +40,12 @@ def loop_hold(time_s: np.ndarray, width_nm: np.ndarray) -> tuple[float, float]:
     of the widest CF.  A SET that widened the CF by less than :data:`MIN_GROWTH_NM` (a
     card whose RESET barely thins the CF: its SET only closes the gap) shows no hold;
     its fastest growth stands in for one, so the bound sits above everything the loop
-    did.  Raises :class:`InputError` if the CF never grew at all."""
+    did.  A SET that never widened the CF gives no rate: NaN."""
     widest = float(np.max(width_nm))
     rates = np.diff(width_nm) * NM / np.diff(time_s)
     if widest - float(np.min(width_nm)) < MIN_GROWTH_NM:
         fastest = float(np.max(rates, initial=0.0))
-        if not fastest > 0.0:
-            raise InputError("the SET never widened the CF: no growth rate to place the "
-                             "saturation of lateral growth at")
-        return fastest, widest
+        return (fastest if fastest > 0.0 else float("nan")), widest
     k = int(np.flatnonzero(width_nm >= widest - HOLD_NM)[0])
     return float(rates[k - 1]), widest
 
@@ -70,6 +66,9 @@ def calibrate_saturation(card: Card, protocol: DCLoop | None = None,
     a = res.device_arrays(0)
     last_set = (a["phase"] == "set") & (a["cycle"] == a["cycle"].max())
     rate, widest = loop_hold(a["time_s"][last_set], a["width_nm"][last_set])
+    if not np.isfinite(rate):  # the loop never widens the CF: it places no bound
+        return free, {"hold_rate_m_per_s": rate, "lrs_width_nm": widest,
+                      "note": "the SET never widened the CF: the saturation is left off"}
     calibrated = card.replace(wsat=MARGIN * widest * NM, rsat=rate)
     return calibrated, {"hold_rate_m_per_s": rate, "lrs_width_nm": widest,
                         "wsat_m": MARGIN * widest * NM, "margin": MARGIN}

@@ -138,7 +138,8 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if log:
         log(f"  saturation of lateral growth: w_LRS {saturation['lrs_width_nm']:.3f} nm at "
             f"{saturation['hold_rate_m_per_s']:.3g} m/s -> wsat {card['wsat']:.4g} m, "
-            f"rsat {card['rsat']:.4g} m/s; loop RMS {rms_final:.4f} dec")
+            f"rsat {card['rsat']:.4g} m/s; loop RMS {rms_final:.4f} dec"
+            + (f" ({saturation['note']})" if "note" in saturation else ""))
     data, model = trace_metrics(loop), trace_metrics(loop, cur)
     pairs = {k: (float(data[k]), float(model[k])) for k in data}
     return LoopFit(card, reports, rms_final, pairs["v_set_V"], pairs["v_reset_V"],
