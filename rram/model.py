@@ -12,9 +12,9 @@ State nodes hold the *change* of each state since its initial value, scaled to O
 simulation's ambient).  Zero,
 every simulator's first guess, is therefore the DC operating point at rest.  A DC
 analysis holds the states (the simulator's ``dc_hold``, :data:`SIMULATOR_SYMBOLS`,
-switches their rates off) and each state's weak anchor ``dstate/thold`` then makes
-x0, w0 the unique solution at any bias, without ``uic``; the anchor is negligible in
-any transient (docs/model.md § 5).  Their "currents" are rates (nm/s,
+switches their rates off) and each state's weak anchor ``dc_hold·dstate/thold`` then
+makes x0, w0 the unique solution at any bias, without ``uic``; a transient has no
+anchor (docs/model.md § 5).  Their "currents" are rates (nm/s,
 or K for the thermal node: tauth·dΔT/dt = rth·P − ΔT).
 
 The model owns its :class:`Layout`: the columns of its parameters in a card matrix, its
@@ -346,6 +346,8 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     gap_rate = let("gap_rate", dx_dt / NM + scope["x_recovery"])  # nm/s
     width_rate = dw_dt / NM + scope["w_recovery"]
     # A DC analysis holds the states (dc_hold = 1): the anchor alone sets them, to x0, w0.
+    # Off in a transient, where it would pull a state back over thold (a bake's drift
+    # over 1e11 s bent its Arrhenius law by 0.014-0.025 eV with thold = 1e12 s).
     moving = let("moving", 1.0 - DC_HOLD)
     branches = (
         Branch("br_ctop", "te", "ti", (V("te") - V("ti")) / P.rtop, ZERO, "top contact"),
@@ -355,9 +357,9 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
         Branch("br_cf", "ti", "tip", pol * scope.total("i_cf"), ZERO, "metallic CF body"),
         Branch("br_gap", "tip", "bi", pol * scope.total("i_gap"), ZERO,
                "gap: hopping and tip contact"),
-        Branch("br_x", "dgap", GROUND, -moving * gap_rate + V("dgap") / P.thold, V("dgap"),
-               "gap state: d(x)/dt = rate"),
-        Branch("br_w", "dwidth", GROUND, -moving * width_rate + V("dwidth") / P.thold,
+        Branch("br_x", "dgap", GROUND, -moving * gap_rate + DC_HOLD * V("dgap") / P.thold,
+               V("dgap"), "gap state: d(x)/dt = rate"),
+        Branch("br_w", "dwidth", GROUND, -moving * width_rate + DC_HOLD * V("dwidth") / P.thold,
                V("dwidth"),
                "width state: d(w)/dt = rate"),
         Branch("br_th", "dtemp", GROUND, V("dtemp") - scope.total("heat"),

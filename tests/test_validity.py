@@ -7,6 +7,8 @@ column ``out_of_range`` (rram/validity.py), and the Monte Carlo and the CLI coun
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -49,6 +51,9 @@ def test_the_monte_carlo_counts_the_device_cycles_out_of_range(tmp_path):
     frame = load_table(info.out)
     assert count_out_of_range(frame) == len(frame) == 6
     assert "tvalid 500 K" in summary_line(frame)
+    # and the count is in the run's provenance
+    sidecar = json.loads(info.out.with_name(info.out.name + ".json").read_text())
+    assert sidecar["out_of_range_rows"] == 6 and sidecar["rows"] == 6
 
 
 @pytest.mark.slow

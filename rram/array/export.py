@@ -110,5 +110,9 @@ def render_write(circuit: Circuit, rise: float, width: float, fall: float, gap: 
     head = [*header(kind, circuit.cell_cards.model, osdi_path, in_deck_osdi),
             ".options method=gear reltol=1e-4"]
     save = [f"v({n})" for pair in state_nets(circuit) for n in pair]
-    return deck(netlist, model, head, [f".tran {tmax / 10:.6g} {times[-1]:.6g} 0 {tmax:.6g}"],
-                save)
+    # the frozen module's states are ports, whose rates run even at the operating point
+    # (its probe form has no dc_hold, and no anchor in a transient): the netlister holds
+    # them at their cards' x0, w0 there (the nets carry the change since then)
+    hold = [".ic " + " ".join(f"v({n})=0" for pair in state_nets(circuit) for n in pair)]
+    return deck(netlist, model, head,
+                [*hold, f".tran {tmax / 10:.6g} {times[-1]:.6g} 0 {tmax:.6g}"], save)

@@ -175,10 +175,12 @@ N_VECTORS = 13
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
                      ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed,
-                     igap, ev_tclose):
+                     igap, ev_tclose, frozen):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
-    guess on entry.  Returns a status code; fills ``out_y`` at ``out_t`` (NaN after a
-    stop).  The run stops early when |device current| reaches ``i_stop``.
+    guess on entry; the unknowns marked ``frozen`` (the states) keep it at the operating
+    point of t0, as a SPICE analysis holds them (``dc_hold``).  Returns a status code;
+    fills ``out_y`` at ``out_t`` (NaN after a stop).  The run stops early when |device
+    current| reaches ``i_stop``.
 
     Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
     the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
@@ -189,8 +191,7 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
                       rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr,
                       ev_imax, ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop,
                       gap_closed, igap, ev_tclose, np.zeros((N_VECTORS, n)),
-                      np.zeros((3, n, n)), np.zeros(n, np.int64), np.zeros(n, np.bool_),
-                      np.zeros(3))
+                      np.zeros((3, n, n)), np.zeros(n, np.int64), frozen, np.zeros(3))
 
 
 @njit(**NO_RUNTIME)
@@ -359,7 +360,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
 @njit(**NJIT_OPTIONS, parallel=True)
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE):
+                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE, FROZEN):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
@@ -367,7 +368,7 @@ def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkin
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
                                      TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d],
-                                     TDROP[d], GAP_CLOSED[d], IGAP, TCLOSE[d])
+                                     TDROP[d], GAP_CLOSED[d], IGAP, TCLOSE[d], FROZEN)
 
 
 @njit(**NJIT_OPTIONS, parallel=True)

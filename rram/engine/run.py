@@ -305,6 +305,9 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     from .jit import load_integrator  # compiled on first simulation
 
     batch = load_integrator(model).integrate_batch
+    # the operating point at t0 holds the states at x0, w0 (the SPICE renderings' dc_hold)
+    frozen = np.zeros(m, np.bool_)
+    frozen[lay.of_unit("nm")] = True
 
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, N_STATS))
@@ -322,7 +325,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
               status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
               ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
               ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-              gap_closed[a:b], lay.unknown("dgap"), ev["tclose"][a:b])
+              gap_closed[a:b], lay.unknown("dgap"), ev["tclose"][a:b], frozen)
     return out_y, status, stats, ev
 
 

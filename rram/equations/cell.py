@@ -66,9 +66,9 @@ PARAMETERS = (
        "numerics", 1000, 1e5, role="guard"),
     _p("xguard", 0.25e-9, "m", "Margin of the soft guards on x and w beyond their ranges "
        "(guards Newton iterates)", "numerics", 0.1e-9, 1e-9, role="guard"),
-    _p("thold", 1e12, "s", "Anchor time constant of the states to x0, w0: with the rates "
-       "off in DC analyses, x0 and w0 are the unique DC state; 0.03 % of (x - x0) in ten "
-       "years", "numerics", 1e6, 1e15,
+    _p("thold", 1e12, "s", "Anchor time constant of the states to x0, w0 in DC analyses "
+       "(dc_hold): with the rates off, x0 and w0 are the unique DC state; no anchor in a "
+       "transient", "numerics", 1e6, 1e15,
        role="guard"),
 )
 

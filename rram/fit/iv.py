@@ -99,7 +99,10 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if not loop.steady:
         recipe = open_recipe(recipe)
     t0 = time.perf_counter()
-    card = card.replace(**recipe.start, **SATURATION_OFF, polarity=loop.polarity)
+    kdif = card["kdif"]
+    # the loop is fitted without a bake's diffusion (whose barrier follows ea: a low-ea
+    # trial would dissolve its CF in a hot RESET) and without the saturation
+    card = card.replace(**recipe.start, **SATURATION_OFF, kdif=0.0, polarity=loop.polarity)
     point_sets(loop)  # fail early on data that do not switch
     if starts > 0:
         from .multistart import best_indices, candidate_cards
@@ -132,6 +135,10 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
                         for d in descents)
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
+    # a bake at the SET barrier (Microelectronic Engineering 2017, docs/model.md § 4),
+    # unless the recipe fits edif; then what the loop cannot place, from the loop
+    fitted = {n for st in recipe.stages for n in st.parameters}
+    card = card.replace(kdif=kdif, **({} if "edif" in fitted else {"edif": card["ea"]}))
     card, saturation = calibrate_saturation(card, protocol_of_loop(loop), options)
     cur = simulate_loops(loop, [card], options).current[0]
     rms_final = loop_rms(loop, cur)

@@ -153,27 +153,32 @@ def _run(mc: MonteCarlo, out: Path, store: Store, pool: TaskPool, progress: bool
         for _, (_, rows, bad) in pool.run(_run_chunk, todo):
             failed += bad
             bar.update(rows)
-    rows = _assemble(mc, parts, bounds, out)
+    rows, left = _assemble(mc, parts, bounds, out)
     write_text_atomic(out.with_name(out.name + ".json"), json.dumps(
         {**mc.fingerprint(), "rows": rows, "failed_rows": failed,
+         "out_of_range_rows": left,
          "variation": json.loads(mc.spec.to_json()), "card": json.loads(mc.card.to_json())},
         indent=2, sort_keys=True) + "\n")
     return rows, failed, n_todo
 
 
-def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> int:
-    """Stream the parts into ``out`` in device order (one part in memory at a time)."""
+def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> tuple[int, int]:
+    """Stream the parts into ``out`` in device order (one part in memory at a time);
+    (rows, rows that left the model's range of validity)."""
     import pyarrow.parquet as pq
 
-    rows = 0
+    from ..validity import count_out_of_range
+
+    rows = left = 0
 
     def write(tmp: Path) -> None:
-        nonlocal rows
+        nonlocal rows, left
         writer = None
         try:
             for i, (a, b) in enumerate(bounds):
                 table = pq.read_table(chunk_path(parts, a, b))
                 rows += table.num_rows
+                left += count_out_of_range(table.to_pandas())
                 if out.suffix == ".csv":
                     table.to_pandas().to_csv(tmp, mode="w" if i == 0 else "a",
                                              header=i == 0, index=False)
@@ -188,4 +193,4 @@ def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> int:
                 writer.close()
 
     write_atomic(out, write)
-    return rows
+    return rows, left

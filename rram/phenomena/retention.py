@@ -1,5 +1,5 @@
-"""States under a constant voltage: read disturb, read immunity in both polarities and
-half-select disturb."""
+"""States under a constant voltage: read disturb, read immunity in both polarities,
+half-select disturb; and states in a bake (retention at high temperature)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..card import Card
+from ..constants import CELSIUS_ZERO, KB_EV
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance, solve_static
 from ..engine.stimulus import constant_stress
@@ -136,3 +137,62 @@ def read_immunity(card: Card | None = None, v_read: float = 0.2, years: float = 
                      & (t_change_a[half] <= disturb_window[1])))},
         {"result": res, "cases": cases},
     )
+
+
+def bake_retention(card: Card | None = None,
+                   temperatures_c: Sequence[float] = (85.0, 125.0, 150.0),
+                   factor: float = 2.0, max_horizon: float = 1e17,
+                   options: Options | None = None, years_at_85c: float = 10.0,
+                   tolerance_ev: float = 0.01) -> Phenomenon:
+    """The LRS and HRS of the default loop baked at zero bias at each temperature (°C):
+    the time for R, read at +0.1 V at the card's ambient, to change by ``factor``, and
+    the activation energy of an Arrhenius fit of those times against 1/kT.
+
+    The only process at zero bias is vacancy diffusion (``rram.equations.retention``),
+    so the fitted energy must be its barrier E_d = ``edif`` + ``dea`` (within
+    ``tolerance_ev``); both
+    states must last ``years_at_85c`` at 85 °C."""
+    card = card_or_default(card)
+    lrs, hrs, _ = _states(card, options)
+    temps_k = np.asarray(temperatures_c, float) + CELSIUS_ZERO
+    runs = [(name, state, t) for name, state in (("LRS", lrs), ("HRS", hrs))
+            for t in temps_k]
+    cards = [_hold(card, state).replace(tamb=t) for _, state, t in runs]
+    r0 = read_resistance([card] * len(runs), [st["gap_nm"] for _, st, _ in runs],
+                         [st["width_nm"] for _, st, _ in runs])
+    found = np.full(len(runs), np.inf)
+    results = []
+    # decade by decade: a bake run far past the 2x point ends with both states parked at
+    # their bounds, where the integrator's steps stall; the crossing comes well before
+    for horizon in np.geomspace(1e2, max_horizon, round(np.log10(max_horizon)) - 1):
+        todo = [d for d in range(len(runs)) if not np.isfinite(found[d])]
+        if not todo:
+            break
+        res = simulate("resistor", [constant_stress(0.0, horizon, samples_per_decade=20)]
+                       * len(todo), cards=[cards[d] for d in todo], options=options)
+        res.raise_on_failure()
+        results.append(res)
+        for j, d in enumerate(todo):
+            a = res.device_arrays(j)
+            r = read_resistance([card] * len(a["time_s"]), a["gap_nm"], a["width_nm"])
+            found[d] = first_crossing_time(a["time_s"], r / r0[d], factor)
+    times = {}
+    for (name, _, _), t_fail in zip(runs, found, strict=True):
+        times.setdefault(name, []).append(float(t_fail))
+    e_dif = card["edif"] + card["dea"]
+    figures = {"temperature_C": [float(t) for t in temperatures_c], "e_dif_eV": e_dif}
+    checks = {}
+    for name, t_fail in times.items():
+        t_fail = np.asarray(t_fail)
+        finite = np.isfinite(t_fail)
+        energy = (float(np.polyfit(1.0 / (KB_EV * temps_k[finite]), np.log(t_fail[finite]),
+                                   1)[0]) if finite.sum() >= 2 else float("nan"))
+        figures[f"{name.lower()}_time_to_{factor:g}x_s"] = [float(t) for t in t_fail]
+        figures[f"{name.lower()}_activation_energy_eV"] = energy
+        checks[f"{name} follows Arrhenius with E = edif + dea +- {tolerance_ev:g} eV"] = bool(
+            abs(energy - e_dif) <= tolerance_ev)
+        at_85 = np.interp(1.0 / (85.0 + CELSIUS_ZERO), 1.0 / temps_k[::-1],
+                          np.log(t_fail[::-1])) if finite.all() else float("inf")
+        checks[f"{name} lasts {years_at_85c:g} years at 85 C"] = bool(
+            np.exp(at_85) > years_at_85c * YEAR)
+    return Phenomenon("bake_retention", figures, checks, {"results": results})

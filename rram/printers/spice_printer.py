@@ -88,14 +88,17 @@ HELPERS = (
 #: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS) and environment
 #: parameters in the subcircuit: the ambient is ngspice's ``temper`` (°C), live in a
 #: B-source (``.temp``, ``.options temp``, ``.step temp``).
-#: ``dc_hold`` is a node driven by a source of its own, pwl(0 1, 1 ps 0): a source's DC
+#: ``dc_hold`` is 1 − the node of a source of its own, pwl(0 0, 1 ps 1): a source's DC
 #: value is its value at t = 0, in ``.op``, in every point of a ``.dc`` sweep and in a
 #: transient's operating point; ngspice's ``time`` is not (a ``.dc`` sweep sets it to
-#: the swept value).  The ramp costs a transient a dozen steps below 1 ps.
-SIMULATOR = {"dc_hold": "v(dc_hold)", "tamb": f"(temper + {CELSIUS_ZERO!r})"}
-SIMULATOR_SOURCES = ("* the simulator: 1 in DC analyses (.op, .dc, a transient's operating "
-                     "point), 0 from 1 ps on",
-                     "Vdc_hold dc_hold 0 pwl(0 1 1e-12 0)")
+#: the swept value).  The node is 0 in DC so that Newton's first guess (every node at 0)
+#: already holds the states: the state rows then carry their anchor from the first
+#: iteration on (with the node at 1 there, ngspice found them singular).  The ramp costs
+#: a transient a dozen steps below 1 ps.
+SIMULATOR = {"dc_hold": "(1 - v(dc_run))", "tamb": f"(temper + {CELSIUS_ZERO!r})"}
+SIMULATOR_SOURCES = ("* the simulator: dc_run is 0 in DC analyses (.op, .dc, a transient's "
+                     "operating point), 1 from 1 ps on",
+                     "Vdc_run dc_run 0 pwl(0 0 1e-12 1)")
 #: The probe variant (internal nodes as ports, rram.spice.models) evaluates the
 #: equations at forced nodes: the rates of a time step, not a DC analysis's.
 PROBE_SIMULATOR = {**SIMULATOR, "dc_hold": "0"}

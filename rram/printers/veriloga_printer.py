@@ -11,7 +11,7 @@ and binds only inside the runaway; a compiler without ``$bound_step`` (upstream 
 23.5 crashes on it) builds the module with ``-D RRAM_NO_BOUND_STEP``.
 
 Each state node carries its rate (off in a DC analysis: ``moving = 1 − dc_hold``), the
-weak anchor ``state/thold`` and ``ddt`` of the state (rram/model.py); names a user
+weak anchor ``dc_hold·state/thold`` (DC only) and ``ddt`` of the state (rram/model.py); names a user
 chooses are checked against the reserved words of every target (:mod:`rram.names`).
 Selected lines of the output (the default card)::
 
@@ -25,7 +25,7 @@ Selected lines of the output (the default card)::
         parameter real ea = 1.65 from [0.1:4.0];
         analog begin
             I(br_gap) <+ polarity*i_gap;
-            I(br_x) <+ -(moving*gap_rate) + V(dgap)/thold + ddt(V(dgap));
+            I(br_x) <+ -(moving*gap_rate) + dc_hold*V(dgap)/thold + ddt(V(dgap));
             $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1.0));
     endmodule
     >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
