@@ -3,8 +3,9 @@
 A compact model describes a regime.  Beyond it the equations still give numbers — a CF
 at 18 000 K, a width below its floor — that no device shows: the oxide melts, a thermal
 rupture or a breakdown the model does not describe takes over.  The limits are card
-parameters with documented values (``tvalid``) and the states' own bounds (the gap in
-[0, l0], the width in [wmin, wcf], to :data:`STATE_TOLERANCE_NM`).  Every engine's cycle
+parameters with documented values (``tvalid``), the states' own bounds (the gap in
+[0, l0], the width in [wmin, wcf], to :data:`STATE_TOLERANCE_NM`), and a CF that fills
+its cell (width above :data:`CELL_FILL` of ``wcf``).  Every engine's cycle
 table carries the column :data:`OUT_OF_RANGE`: empty for a device-cycle inside the range,
 else what left it; the Monte Carlo and the CLI count them.
 """
@@ -26,6 +27,11 @@ OUT_OF_RANGE = "out_of_range"
 #: (measured on the default card, in every engine): a tolerance below that would report
 #: every cycle.  Holding the bound to 1e-3 nm is open (issue 36).
 STATE_TOLERANCE_NM = 0.03
+#: A CF wider than this share of its cell fills it: the pristine oxide around it, whose
+#: leakage the model carries, is gone, and the cell wall, not the physics, sets the width
+#: (an over-SET into a hard breakdown; issue 36: 10 mA from the LRS at 1-1.5 V filled the
+#: cell below tvalid, unreported).
+CELL_FILL = 0.8
 
 
 def excursion(t_peak_K: float, states_nm: list[tuple[float, float]],
@@ -42,6 +48,8 @@ def excursion(t_peak_K: float, states_nm: list[tuple[float, float]],
             found.append(f"gap {gap:.4g} nm outside [0, {l0:.4g}]")
         if np.isfinite(width) and not wmin - tol <= width <= wcf + tol:
             found.append(f"width {width:.4g} nm outside [{wmin:.4g}, {wcf:.4g}]")
+        elif np.isfinite(width) and width > CELL_FILL * wcf:
+            found.append(f"width {width:.4g} nm > {CELL_FILL:g} wcf: the CF fills its cell")
     return "; ".join(dict.fromkeys(found))
 
 
@@ -71,5 +79,5 @@ def summary_line(frame: pd.DataFrame) -> str | None:
             f"(column {OUT_OF_RANGE}; first: {first.iloc[0]})")
 
 
-__all__ = ["OUT_OF_RANGE", "STATE_TOLERANCE_NM", "count_out_of_range", "cycle_excursion",
-           "excursion", "summary_line"]
+__all__ = ["CELL_FILL", "OUT_OF_RANGE", "STATE_TOLERANCE_NM", "count_out_of_range",
+           "cycle_excursion", "excursion", "summary_line"]

@@ -17,7 +17,7 @@ from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
 from rram.metrics import loop_metrics
 from rram.phenomena.common import set_sign
-from rram.validity import OUT_OF_RANGE, STATE_TOLERANCE_NM, count_out_of_range
+from rram.validity import CELL_FILL, OUT_OF_RANGE, STATE_TOLERANCE_NM, count_out_of_range
 
 
 def test_a_10ma_set_to_4v_is_reported_outside_the_range():
@@ -32,6 +32,23 @@ def test_a_10ma_set_to_4v_is_reported_outside_the_range():
     hot = a["temperature_K"].max() > card["tvalid"]
     assert filled or hot
     assert count_out_of_range(m) == 1 and "tvalid" in m[OUT_OF_RANGE].iloc[0]
+
+
+@pytest.mark.parametrize("v_set", [1.0, 1.5])
+def test_an_lrs_that_a_10ma_set_grows_into_its_cell_is_reported_below_tvalid(v_set):
+    """From the LRS, 10 mA at 1-1.5 V over-SETs the CF to the cell wall at 1081-1598 K:
+    below tvalid, a hard breakdown all the same (the saturation does not stop a growth
+    that fast)."""
+    card = default_card().replace(x0=0.0, w0=6.31e-9)
+    s = set_sign(card)
+    res = simulate("compliance", [dc_loops(icc_set=10e-3, cycles=1, v_set=s * v_set,
+                                           v_reset=-s * 2.0)], cards=card)
+    res.raise_on_failure()
+    a = res.device_arrays(0)
+    assert a["temperature_K"].max() < card["tvalid"]
+    assert a["width_nm"].max() > CELL_FILL * card["wcf"] * 1e9
+    reason = loop_metrics(res)[OUT_OF_RANGE].iloc[0]
+    assert "fills its cell" in reason and "tvalid" not in reason
 
 
 def test_a_loop_inside_the_range_reports_nothing():
@@ -82,12 +99,12 @@ def test_no_device_cycle_outside_the_range_goes_unreported():
         too_hot = a["temperature_K"].max() > card["tvalid"]
         beyond = (np.any(ev_gap < -tol) or np.any(ev_gap > card["l0"] * 1e9 + tol)
                   or np.any(ev_width < card["wmin"] * 1e9 - tol)
-                  or np.any(ev_width > card["wcf"] * 1e9 + tol))
+                  or np.any(ev_width > CELL_FILL * card["wcf"] * 1e9))
         # the integrator's own peak (between output samples too)
         step_hot = card["tamb"] + res.events["dtmax"][d].max() > card["tvalid"]
         reason = m.loc[d, OUT_OF_RANGE]
         assert not too_hot or "tvalid" in reason, (d, reason)  # nothing unreported
-        assert not beyond or "outside" in reason, (d, reason)
+        assert not beyond or "outside" in reason or "fills" in reason, (d, reason)
         assert bool(reason) == bool(step_hot or beyond), (d, reason)  # no false alarm
         hot += bool(too_hot)
         outside += bool(reason)

@@ -35,7 +35,7 @@ PARAMETERS = (
        -1.0, 1.0, kind="instance", role="kinetic"),
     _p("eh", 1.4, "eV", "O2- hopping barrier across the gap, RESET (v2.0 1.12)", "kinetics",
        0.1, 4, role="kinetic"),
-    _p("ei", 1.63, "eV", "O2- release barrier at the interface, RESET (v2.0 0.82: raised "
+    _p("ei", 1.61, "eV", "O2- release barrier at the interface, RESET (v2.0 0.82: raised "
        "for read immunity in the RESET polarity)", "kinetics", 0.1, 4, role="kinetic"),
     _p("ri", 1.15, "", "Voltage enhancement factor on ei (v2.0 r 1.5)", "kinetics", 0, 10,
        role="kinetic"),

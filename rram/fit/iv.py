@@ -99,9 +99,9 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     if not loop.steady:
         recipe = open_recipe(recipe)
     t0 = time.perf_counter()
-    kdif = card["kdif"]
-    # the loop is fitted without a bake's diffusion (whose barrier follows ea: a low-ea
-    # trial would dissolve its CF in a hot RESET) and without the saturation
+    # the loop is fitted without a bake's diffusion (a loop does not measure it, and a
+    # trial with a low barrier would dissolve its CF in a hot RESET) and without the
+    # saturation (placed afterwards, from the fitted loop)
     card = card.replace(**recipe.start, **SATURATION_OFF, kdif=0.0, polarity=loop.polarity)
     point_sets(loop)  # fail early on data that do not switch
     if starts > 0:
@@ -135,10 +135,13 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
                         for d in descents)
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
-    # a bake at the SET barrier (Microelectronic Engineering 2017, docs/model.md § 4),
-    # unless the recipe fits edif; then what the loop cannot place, from the loop
+    # a loop says nothing of a bake: the diffusion stays off (kdif 0) unless the recipe
+    # fits it, its barrier at the fitted SET barrier (Microelectronic Engineering 2017;
+    # docs/model.md § 4) for whoever turns it on.  On the TUD record's single cycles the
+    # diffusion at kdif 1 raised a fitted loop's R_HRS 730x (a RESET hot for seconds).
     fitted = {n for st in recipe.stages for n in st.parameters}
-    card = card.replace(kdif=kdif, **({} if "edif" in fitted else {"edif": card["ea"]}))
+    if "edif" not in fitted:
+        card = card.replace(edif=card["ea"])
     card, saturation = calibrate_saturation(card, protocol_of_loop(loop), options)
     cur = simulate_loops(loop, [card], options).current[0]
     rms_final = loop_rms(loop, cur)
