@@ -39,6 +39,9 @@ DESCENT_MARGIN = 0.01
 #: A loop fit whose RMS log-current error exceeds this (decades) is a failure: the
 #: model does not describe the data (wrong units, compliance, polarity or recipe).
 MAX_RMS_DEC = 1.0
+#: Screened starts of the second attempt when a fit from the given start loses V_set or
+#: V_reset (:mod:`.multistart`).
+RETRY_STARTS = 16
 
 
 
@@ -96,6 +99,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
 
     ``card.polarity`` is set from the data (SET at negative voltage: −1)."""
     recipe = recipe or default_recipe()
+    card0 = card
     if not loop.steady:
         recipe = open_recipe(recipe)
     t0 = time.perf_counter()
@@ -135,6 +139,17 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
             + ", ".join(f"{d['start']}, {d['jac_step']:g}: {d['rms_log10_decades']:.4f} dec"
                         for d in descents)
             + f"; kept {tried[win][0]}, {tried[win][1]:g}")
+    lost = [k for k, v in trace_metrics(loop, cur).items()
+            if k in ("v_set_V", "v_reset_V") and not np.isfinite(v)]
+    if lost and starts == 0:
+        # a fit that loses a switching event is no fit: the descents from this start
+        # ended in a basin without it (cycle 650 of the TUD record, V_reset lost at
+        # 0.27 dec); screened starts (fixed seed) find the one with it
+        if log:
+            log(f"  the fit lost {', '.join(lost)}: fitting again from {RETRY_STARTS} "
+                "screened starts")
+        return fit_loop(loop, card0, recipe, progress=progress, log=log, identify=identify,
+                        starts=RETRY_STARTS, keep=keep, options=options, refit=refit)
     # a loop says nothing of a bake: the diffusion stays off (kdif 0) unless the recipe
     # fits it, its barrier at the fitted SET barrier (Microelectronic Engineering 2017;
     # docs/model.md § 4) for whoever turns it on.  On the TUD record's single cycles the
