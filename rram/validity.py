@@ -48,8 +48,9 @@ def excursion(t_peak_K: float, states_nm: list[tuple[float, float]],
             found.append(f"gap {gap:.4g} nm outside [0, {l0:.4g}]")
         if np.isfinite(width) and not wmin - tol <= width <= wcf + tol:
             found.append(f"width {width:.4g} nm outside [{wmin:.4g}, {wcf:.4g}]")
-        elif np.isfinite(width) and width > CELL_FILL * wcf:
-            found.append(f"width {width:.4g} nm > {CELL_FILL:g} wcf: the CF fills its cell")
+    widths = [w for _, w in states_nm if np.isfinite(w) and w <= wcf + tol]
+    if widths and max(widths) > CELL_FILL * wcf:  # said once, at the widest
+        found.append(f"width {max(widths):.4g} nm > {CELL_FILL:g} wcf: the CF fills its cell")
     return "; ".join(dict.fromkeys(found))
 
 

@@ -110,3 +110,21 @@ def test_no_device_cycle_outside_the_range_goes_unreported():
         outside += bool(reason)
     assert len(m) >= 0.95 * n  # converged
     assert hot >= 20 and outside >= hot  # the audit has cases to check
+
+
+def test_sweep_strict_refuses_a_stimulus_out_of_range_and_writes_nothing(tmp_path):
+    """`rram sweep --strict`: a 10 mA SET to 4 V is refused (exit 2, no file); a default
+    loop passes; without --strict the rows are written with the warning."""
+    from click.testing import CliRunner
+
+    from rram.cli import main
+
+    hot = ["sweep", "--v-set", "4", "--compliance", "0.01"]
+    run = CliRunner().invoke(main, [*hot, "--strict", "--out", str(tmp_path / "a.csv")])
+    assert run.exit_code == 2 and "range of validity" in run.output
+    assert "tvalid" in run.output and not list(tmp_path.iterdir())
+    run = CliRunner().invoke(main, [*hot, "--out", str(tmp_path / "b.csv")])
+    assert run.exit_code == 0 and "warning: 1 of 1" in run.output
+    assert (tmp_path / "b.csv").exists()
+    run = CliRunner().invoke(main, ["sweep", "--strict", "--out", str(tmp_path / "c.csv")])
+    assert run.exit_code == 0 and (tmp_path / "c.csv").exists()

@@ -59,9 +59,13 @@ def card(out: str | None) -> None:
 @click.option("--out", required=True, type=OutputPath(),
               help="Output CSV (device, cycle, time_s, v_applied_V, v_cell_V, current_A, "
                    "gap_nm, width_nm, temperature_K).")
+@click.option("--strict", is_flag=True,
+              help="Refuse a sweep that leaves the model's range of validity (a CF above "
+                   "tvalid, a state beyond its bounds, a CF that fills its cell): exit 2 "
+                   "and write nothing.")
 @command_guard
 def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
-          temperature, out) -> None:
+          temperature, out, strict) -> None:
     """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
     import pandas as pd
     from tqdm import tqdm
@@ -70,6 +74,7 @@ def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance
     from ..io import write_atomic
     from ..resources import require_disk
     from ..sweep import BATCH_CYCLES, CSV_ROW_BYTES, sweep_batches, sweep_rows
+    from ..validity import OUT_OF_RANGE, summary_line
 
     check_engine(engine)
     loop = DCLoop.of_sweep(v_set, v_reset, rate, compliance, series_resistance)
@@ -89,13 +94,18 @@ def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance
                 written += len(frame)
                 if m is not None:
                     metrics.append(m)
+                    line = summary_line(m) if strict else None
+                    if line:  # raised inside write_atomic: the partial file is dropped
+                        raise InputError(
+                            f"--strict: the stimulus takes the cell out of the model's range "
+                            f"of validity: {line.removeprefix('warning: ')}; nothing "
+                            "written (without --strict the rows are written, the column "
+                            "out_of_range saying what left the range)")
                 bar.update(min(BATCH_CYCLES, cycles - bar.n))
 
     write_atomic(out, write)
     click.echo(f"wrote {written} rows to {out}", err=True)
     if metrics:
-        from ..validity import OUT_OF_RANGE, summary_line
-
         m = pd.concat(metrics, ignore_index=True)
         click.echo(m.drop(columns=["device", OUT_OF_RANGE]).to_string(
             index=False, float_format="%.4g"), err=True)
