@@ -67,7 +67,7 @@ def test_a_transient_starts_in_the_programmed_state_however_fast_it_drifts():
     """At 300 °C the HRS drifts at ~1 nm/h; the Python engine's operating point at t = 0
     holds x0, w0 as SPICE's dc_hold does (it used to solve them against the weak anchor
     and start a hot cell with its CF gone)."""
-    card = default_card().replace(x0=1.8e-9, w0=5.8e-9, tamb=573.15)
+    card = default_card().replace(x0=1.8e-9, w0=5.8e-9, tamb=573.15, kdif=1.0)
     res = simulate("resistor", [constant_stress(0.0, 1.0, samples_per_decade=2)], cards=card)
     a = res.device_arrays(0)
     assert a["gap_nm"][0] == pytest.approx(1.8, abs=1e-9)
@@ -83,7 +83,7 @@ def test_a_bake_in_ngspice_follows_the_python_engine(engine):
     150 °C for 1e7 s: the module's step hint caps ngspice's steps below a second.)"""
     from rram.spice import SpiceOptions, simulate_spice
 
-    card = default_card().replace(x0=1.8667e-9, w0=5.839e-9, tamb=573.15)
+    card = default_card().replace(x0=1.8667e-9, w0=5.839e-9, tamb=573.15, kdif=1.0)
     stim = constant_stress(0.0, 100.0, samples_per_decade=4)
     want = simulate("resistor", stim, cards=card).device_arrays(0)
     got = simulate_spice("resistor", stim, cards=card, model=engine,

@@ -11,11 +11,12 @@ import pytest
 
 from rram.card import Card, default_card, load_card
 from rram.engine.run import simulate
-from rram.engine.static import solve_static
+from rram.engine.static import read_resistance
 from rram.engine.stimulus import constant_stress
 from rram.experiment import DCLoop
 from rram.fit.growth import MARGIN, SATURATION_OFF, calibrate_saturation, loop_hold
 from rram.metrics import loop_metrics
+from rram.phenomena.common import first_crossing_time
 
 TUD = Path(__file__).resolve().parents[1] / "fitting/results/tud_H16248L_M12.card.json"
 YEAR = 365.25 * 86400.0
@@ -36,15 +37,16 @@ def own_loop(card: Card) -> tuple[dict, dict]:
 
 
 def time_to_halve(card: Card, lrs: dict, volts: float) -> tuple[float, float]:
-    """(Time, s, for R at ``volts`` to halve under a constant ``volts`` with no current
-    limit — inf if it survives HORIZON; the widest CF reached, nm)."""
+    """(Time, s, for R read at 0.1 V to change 2x either way under a constant ``volts``
+    with no current limit — inf if it survives HORIZON; the widest CF reached, nm)."""
     held = card.replace(x0=lrs["gap_nm"] * 1e-9, w0=lrs["width_nm"] * 1e-9)
-    i0 = abs(solve_static([held], lrs["gap_nm"], lrs["width_nm"],
-                          np.array([volts]))["current_A"][0])
     res = simulate("resistor", [constant_stress(volts, HORIZON, samples_per_decade=10)],
-                   cards=held, stop_current=2.0 * i0)
-    t = float(res.stop_times[0])
-    return (t if np.isfinite(t) else np.inf), float(np.nanmax(res.device_arrays(0)["width_nm"]))
+                   cards=held)
+    res.raise_on_failure()
+    a = res.device_arrays(0)
+    r0 = read_resistance([held], lrs["gap_nm"], lrs["width_nm"])[0]
+    r = read_resistance([held] * len(a["time_s"]), a["gap_nm"], a["width_nm"])
+    return first_crossing_time(a["time_s"], r / r0, 2.0), float(np.max(a["width_nm"]))
 
 
 @pytest.fixture(scope="module", params=["default", "tud"])
@@ -53,7 +55,9 @@ def card(request) -> Card:
 
 
 def test_an_unlimited_set_polarity_stress_keeps_the_lrs(card):
-    """R within 2x for >= 1e6 s at V_set/2 and >= 10 years at V_set/3 (no current limit)."""
+    """R within 2x, either way, for >= 1e6 s at V_set/2 and >= 10 years at V_set/3 (no
+    current limit): the CF neither widens nor, self-heated (556 K at V_set/2 on the
+    default card), narrows by the bake's diffusion."""
     lrs, m = own_loop(card)
     t_half_2, w_2 = time_to_halve(card, lrs, m["v_set_V"] / 2)
     t_half_3, w_3 = time_to_halve(card, lrs, m["v_set_V"] / 3)

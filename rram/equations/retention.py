@@ -33,7 +33,9 @@ PARAMETERS = (
     _p("edif", 1.65, "eV", "Barrier of vacancy diffusion at any bias (retention: the CF "
        "narrows, the gap fills); a loop fit puts it at the fitted ea, and the variation's "
        "dea shifts it as it shifts ea", "kinetics", 0.5, 4, role="kinetic"),
-    _p("kdif", 1, "", "Factor on the diffusion rate: the hop distance a0 over the length of "
+    # 1e-4: an LRS half-selected at V_set/2 self-heats to 556 K, where kdif = 1 doubled
+    # its R in 680 s (the CF narrowing); a bake-fitted card sets its own
+    _p("kdif", 1e-4, "", "Factor on the diffusion rate: the hop distance a0 over the length of "
        "the vacancy gradient (0 switches retention loss off)", "kinetics", 0, 1e3,
        role="kinetic"),
 )
