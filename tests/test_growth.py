@@ -36,7 +36,7 @@ def own_loop(card: Card) -> tuple[dict, dict]:
     return lrs, loop_metrics(res).iloc[-1].to_dict()
 
 
-def time_to_halve(card: Card, lrs: dict, volts: float) -> tuple[float, float]:
+def time_to_change_2x(card: Card, lrs: dict, volts: float) -> tuple[float, float]:
     """(Time, s, for R read at 0.1 V to change 2x either way under a constant ``volts``
     with no current limit — inf if it survives HORIZON; the widest CF reached, nm)."""
     held = card.replace(x0=lrs["gap_nm"] * 1e-9, w0=lrs["width_nm"] * 1e-9)
@@ -59,8 +59,8 @@ def test_an_unlimited_set_polarity_stress_keeps_the_lrs(card):
     current limit): the CF neither widens nor, self-heated (556 K at V_set/2 on the
     default card), narrows by the bake's diffusion."""
     lrs, m = own_loop(card)
-    t_half_2, w_2 = time_to_halve(card, lrs, m["v_set_V"] / 2)
-    t_half_3, w_3 = time_to_halve(card, lrs, m["v_set_V"] / 3)
+    t_half_2, w_2 = time_to_change_2x(card, lrs, m["v_set_V"] / 2)
+    t_half_3, w_3 = time_to_change_2x(card, lrs, m["v_set_V"] / 3)
     print(f"w_LRS {lrs['width_nm']:.3f} nm; V_set/2: t_half {t_half_2:.3g} s, widest "
           f"{w_2:.3f} nm; V_set/3: t_half {t_half_3:.3g} s, widest {w_3:.3f} nm")
     assert t_half_2 >= 1e6 and t_half_3 >= 10 * YEAR
@@ -72,7 +72,7 @@ def test_without_the_saturation_the_default_lrs_halves_at_v_set_over_2():
     """What the saturation stops (issue 36: R halved in 16 s)."""
     free = default_card().replace(**SATURATION_OFF)
     lrs, m = own_loop(free)
-    t_half, widest = time_to_halve(free, lrs, m["v_set_V"] / 2)
+    t_half, widest = time_to_change_2x(free, lrs, m["v_set_V"] / 2)
     assert t_half < 1e3 and widest > 1.3 * lrs["width_nm"]
 
 

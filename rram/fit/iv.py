@@ -19,6 +19,7 @@ from ..card import Card
 from ..engine.run import Options
 from .growth import SATURATION_OFF, calibrate_saturation
 from .loop import MeasuredLoop, protocol_of_loop, simulate_loops, steady_card, trace_metrics
+from .multistart import fitted_names
 from .objective import JAC_STEP, loop_rms, point_sets
 from .recipe import Recipe, default_recipe, open_recipe
 from .refit import identify_parameters, polish
@@ -154,8 +155,7 @@ def fit_loop(loop: MeasuredLoop, card: Card, recipe: Recipe | None = None, *,
     # fits it, its barrier at the fitted SET barrier (Microelectronic Engineering 2017;
     # docs/model.md § 4) for whoever turns it on.  On the TUD record's single cycles the
     # diffusion at kdif 1 raised a fitted loop's R_HRS 730x (a RESET hot for seconds).
-    fitted = {n for st in recipe.stages for n in st.parameters}
-    if "edif" not in fitted:
+    if "edif" not in fitted_names(recipe):
         card = card.replace(edif=card["ea"])
     card, saturation = calibrate_saturation(card, protocol_of_loop(loop), options)
     cur = simulate_loops(loop, [card], options).current[0]

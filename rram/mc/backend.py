@@ -178,10 +178,11 @@ def _assemble(mc: MonteCarlo, parts: Path, bounds, out: Path) -> tuple[int, int]
             for i, (a, b) in enumerate(bounds):
                 table = pq.read_table(chunk_path(parts, a, b))
                 rows += table.num_rows
-                left += count_out_of_range(table.to_pandas())
+                frame = table.to_pandas()
+                left += count_out_of_range(frame)
                 if out.suffix == ".csv":
-                    table.to_pandas().to_csv(tmp, mode="w" if i == 0 else "a",
-                                             header=i == 0, index=False)
+                    frame.to_csv(tmp, mode="w" if i == 0 else "a", header=i == 0,
+                                 index=False)
                 else:
                     if writer is None:
                         meta = {b"rram": json.dumps(mc.fingerprint()).encode()}
