@@ -21,12 +21,10 @@ from .constants import NM
 
 #: The column of a cycle table that names what left the range ("" inside it).
 OUT_OF_RANGE = "out_of_range"
-#: How far (nm) a state may sit beyond its bound before the cycle is reported.  Every
-#: SET parks the gap at −0.0241 nm, where the closing rate at the velocity cap, stopped
-#: by the bound's logistic window (width xbound), balances the guard's recovery
-#: (measured on the default card, in every engine): a tolerance below that would report
-#: every cycle.  Holding the bound to 1e-3 nm is open (issue 36).
-STATE_TOLERANCE_NM = 0.03
+#: How far (nm) a state may sit beyond its bound before the cycle is reported: every
+#: kinetic rate holds its state on the bound as a stable fixed point
+#: (:func:`rram.equations.ions.restoring`), so a SET ends with the gap at 0 to 2e-5 nm.
+STATE_TOLERANCE_NM = 1e-3
 #: A CF wider than this share of its cell fills it: the pristine oxide around it, whose
 #: leakage the model carries, is gone, and the cell wall, not the physics, sets the width
 #: (an over-SET into a hard breakdown; issue 36: 10 mA from the LRS at 1-1.5 V filled the

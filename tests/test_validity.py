@@ -79,7 +79,8 @@ def test_no_device_cycle_outside_the_range_goes_unreported():
     10 V, compliances 1 µA–100 mA, 1e2–1e6 V/s; before, 50 of them heated the CF above
     2000 K, up to 18 300 K, unreported).  Every converged device-cycle whose trace runs
     hotter than ``tvalid``, or whose phases end with a state beyond its bounds, carries
-    the reason in ``out_of_range``; and none is reported that did not leave the range."""
+    the reason in ``out_of_range``; and none is reported that did not leave the range.
+    The gap and the width stay within their bounds to 1e-3 nm all along the traces."""
     rng = np.random.default_rng(36)
     card = default_card()
     n = 200
@@ -108,6 +109,13 @@ def test_no_device_cycle_outside_the_range_goes_unreported():
         assert bool(reason) == bool(step_hot or beyond), (d, reason)  # no false alarm
         hot += bool(too_hot)
         outside += bool(reason)
+        # every kinetic rate holds its state on its bound (before: SETs parked the gap
+        # at -0.0241 nm, RESETs of >= 7 V the width 0.0056 nm below wmin)
+        gaps = np.r_[a["gap_nm"], ev_gap]
+        widths = np.r_[a["width_nm"], ev_width]
+        assert -tol <= np.nanmin(gaps) and np.nanmax(gaps) <= card["l0"] * 1e9 + tol, d
+        assert card["wmin"] * 1e9 - tol <= np.nanmin(widths), d
+        assert np.nanmax(widths) <= card["wcf"] * 1e9 + tol, d
     assert len(m) >= 0.95 * n  # converged
     assert hot >= 20 and outside >= hot  # the audit has cases to check
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..expr import ln, safe_exp, smooth_abs0, sqrt
 from ..params import parameter as _p
-from .ions import capped_rate, window
+from .ions import capped_rate, restoring, window
 from .scope import AuxNode, Block, Scope
 
 #: Floor in the harmonic combination of the two RESET steps, m/s (1e-30 m/s moves a gap
@@ -68,8 +68,10 @@ def build(s: Scope) -> None:
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR))
     gap_opening = s.provide("gap_opening", s["p_reset"] * rate_reset * window(P, P.l0 - x),
                             aux=AuxNode("gap_opening", "nm/s", scale=1e-9))
-    s.add("dx_dt", gap_opening)
-    s.add("dw_dt", -(P.kwr * gap_opening * window(P, w - P.wmin)))
+    # each state is held on its own bound; the thinning follows the opening while the
+    # gap is inside the layer
+    s.add("dx_dt", s["p_reset"] * rate_reset * restoring(P, P.l0 - x))
+    s.add("dw_dt", -(P.kwr * gap_opening * restoring(P, w - P.wmin)))
 
 
 BLOCK = Block("reset_kinetics", "RESET kinetics: O2- release and hopping, CF thinning",

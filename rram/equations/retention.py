@@ -20,13 +20,13 @@ The time to a 2x change is ∝ exp(E_d/kT): an Arrhenius law in the simulator's
 temperature.  At room temperature r_d is ~1e-25 m/s (nothing moves in a thousand
 years); at a SET's hold (~650 K) ~0.4 nm/s, against the growth's 30 nm/s.
 
-Adds −r_d·window(x) to ``dx_dt`` and −r_d·window(w − w_min) to ``dw_dt``.
+Adds −r_d·restoring(x) to ``dx_dt`` and −r_d·restoring(w − w_min) to ``dw_dt``.
 """
 
 from __future__ import annotations
 
 from ..params import parameter as _p
-from .ions import capped_rate, window
+from .ions import capped_rate, restoring
 from .scope import Block, Scope
 
 PARAMETERS = (
@@ -49,8 +49,8 @@ def build(s: Scope) -> None:
     e_dif = s.provide("e_dif", P.edif + P.dea)
     ln_rate = s.provide("ln_rate_diffusion", s["ln_af"] - e_dif / s["kt"])
     rate = P.kdif * capped_rate(s, "ln_rate_diffusion", ln_rate)
-    s.add("dx_dt", -(rate * window(P, s["x"])))
-    s.add("dw_dt", -(rate * window(P, s["w"] - P.wmin)))
+    s.add("dx_dt", -(rate * restoring(P, s["x"])))
+    s.add("dw_dt", -(rate * restoring(P, s["w"] - P.wmin)))
 
 
 BLOCK = Block("retention", "Retention: vacancy diffusion at any bias (bakes)", PARAMETERS,

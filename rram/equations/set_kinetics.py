@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..expr import ln, logistic, safe_exp, sqrt
 from ..params import parameter as _p
-from .ions import capped_rate, window
+from .ions import capped_rate, restoring
 from .scope import AuxNode, Block, Scope
 
 PARAMETERS = (
@@ -76,13 +76,13 @@ def build(s: Scope) -> None:
         aux=AuxNode("ln_rate_lateral", "ln(m/s)", offset=100.0))
     rate_lateral = capped_rate(s, "ln_rate_lateral", ln_rate_lateral)
     p_set = s["p_set"]
-    s.add("dx_dt", -p_set * rate_vertical * window(P, x))
+    s.add("dx_dt", -p_set * rate_vertical * restoring(P, x))
     # w_eq from the capped ln r_l (bounded above by ln vcap, so w_eq is finite); where
     # the growth is negligible w_eq underflows to 0 and the bound is simply shut
     w_eq = s.provide("w_eq", P.wsat * safe_exp(
         (s["ln_rate_lateral_capped"] - ln(P.rsat)) / P.nsat))
     room = s.provide("growth_room", logistic((w_eq - w) / P.swt))
-    s.add("dw_dt", p_set * rate_lateral * window(P, P.wcf - w) * room)
+    s.add("dw_dt", p_set * rate_lateral * restoring(P, P.wcf - w) * room)
 
 
 BLOCK = Block("set_kinetics", "SET kinetics: vertical and lateral growth of the CF",
