@@ -1,6 +1,6 @@
 """What every ion rate shares: the attempt rate, the field's regularised 1/x, the smooth
-velocity cap, and the windows that gate a rate at a bound and the restoring factor that holds a state
-on it.
+velocity cap, the windows that gate a rate at a bound, and the restoring factor that
+holds a state on its own bound.
 
 Rates are formed in the log domain and capped (exactly r/(1 + r/v_cap)): no exponential
 can overflow, and a wild value of ln r (a Newton iterate in SPICE) still gives a rate
