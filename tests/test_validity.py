@@ -136,3 +136,26 @@ def test_sweep_strict_refuses_a_stimulus_out_of_range_and_writes_nothing(tmp_pat
     assert (tmp_path / "b.csv").exists()
     run = CliRunner().invoke(main, ["sweep", "--strict", "--out", str(tmp_path / "c.csv")])
     assert run.exit_code == 0 and (tmp_path / "c.csv").exists()
+
+
+def test_mc_strict_refuses_before_running_a_stimulus_its_nominal_device_leaves(tmp_path):
+    """`rram mc --strict`: the nominal device is checked under the study's stimulus
+    before any device runs; a 10 mA SET to 4 V is refused (exit 2, nothing written),
+    the default study runs."""
+    from click.testing import CliRunner
+
+    from rram.cli import main
+    from rram.experiment import DCLoop
+    from rram.validity import nominal_excursion
+
+    assert nominal_excursion(default_card(), DCLoop()) is None
+    hot = DCLoop(v_set=4.0, icc_set=0.01)
+    assert "tvalid" in nominal_excursion(default_card(), hot)
+    study = ["mc", "--devices", "2", "--cycles", "1", "--seed", "1", "--strict"]
+    run = CliRunner().invoke(main, [*study, "--v-set", "4", "--compliance", "0.01",
+                                    "--out", str(tmp_path / "a.parquet")])
+    assert run.exit_code == 2 and "nominal device" in run.output, run.output
+    assert "tvalid" in run.output and not list(tmp_path.iterdir())
+    run = CliRunner().invoke(main, [*study, "--out", str(tmp_path / "b.parquet")])
+    assert run.exit_code == 0, run.output
+    assert (tmp_path / "b.parquet").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from .common import (
     OutputFolder,
     OutputPath,
@@ -49,9 +49,14 @@ from .common import (
               help="Output table: .parquet or .csv (one row per device and cycle).")
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Write CDF, histogram and R-versus-cycle plots and a summary here.")
+@click.option("--strict", is_flag=True,
+              help="Refuse a study whose nominal device leaves the model's range of validity "
+                   "under the stimulus (checked before any device runs: exit 2, nothing "
+                   "written), and exit 2 after the run if a drawn device left it (the table "
+                   "stays, its column out_of_range saying what left the range).")
 @command_guard
 def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, scheduler, chunk,
-       resume, circuit, v_set, v_reset, rate, compliance, out, plots) -> None:
+       resume, circuit, v_set, v_reset, rate, compliance, out, plots, strict) -> None:
     """Monte Carlo of D2D and C2C variation: one row per device and cycle."""
     from ..experiment import DCLoop
     from ..mc import MonteCarlo
@@ -63,6 +68,13 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
     study = MonteCarlo(card, spec, devices, cycles, seed, engine,
                        DCLoop(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
                               icc_set=compliance), burn_in)
+    if strict:
+        from ..validity import nominal_excursion
+
+        why = nominal_excursion(card, study.protocol)
+        if why:
+            raise InputError(f"--strict: the stimulus takes the nominal device out of the "
+                             f"model's range of validity ({why}); nothing run or written")
     info = run_mc(study, out, workers=workers, scheduler=scheduler, chunk=chunk,
                   resume=resume, log=lambda s: click.echo(s, err=True))
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "
@@ -90,5 +102,5 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
         click.echo(summary(frame).to_string(float_format="%.4g"))
         write_plots(frame, plots)
         click.echo(f"plots in {plots}", err=True)
-
-
+    if line and strict:  # after the table and its plots: the study is not lost
+        raise InputError(f"--strict: {line.removeprefix('warning: ')}; the table is kept")
