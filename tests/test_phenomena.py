@@ -187,3 +187,62 @@ def test_the_fitted_tud_card_sets_abruptly():
     card = load_card(TUD.with_suffix(".card.json"))
     p = ph.abrupt_set(card, icc=5e-4, v_set=2.5, v_reset=2.5, rate=protocol_of(card).rate)
     assert max(p.figures["rise_10_90_mV"]) <= 50.0, p.figures
+
+
+# -- the trends on the committed fitted card (issue 36) --------------------------------------
+
+def tud_result(name: str) -> ph.Phenomenon:
+    from rram.card import load_card
+
+    key = f"tud:{name}"
+    if key not in _cache:
+        _cache[key] = getattr(ph, name)(load_card(TUD.with_suffix(".card.json")))
+    return _cache[key]
+
+
+def test_the_fitted_card_follows_the_compliance_down_a_staircase():
+    """The TUD card's own state is the CF of its fitted 500 µA; measured as an engineer
+    measures a cycled device (one device down the compliances, loops at each until R_LRS
+    settles), R_LRS falls as ~V_hold/I_cc and the RESET current tracks the compliance
+    at one CF temperature.  Before, fresh devices at each compliance from that state
+    did not SET at 10-20 µA (slopes -0.13, -1.45, -1.54, -1.66 to 200 µA) and needed
+    I_reset 2-9x I_cc below 500 µA."""
+    p, q = tud_result("lrs_vs_compliance"), tud_result("joule_reset")
+    icc = np.array(p.figures["compliance_A"])
+    assert icc[0] == pytest.approx(10e-6) and icc[-1] == pytest.approx(1e-3)
+    assert min(p.figures["peak_over_compliance"]) >= 0.9
+    assert np.all(np.diff(p.figures["r_lrs_ohm"]) < 0)
+    slopes = np.array(p.figures["local_slopes"])
+    assert np.all((slopes[:-1] >= -1.3) & (slopes[:-1] <= -0.6)), slopes  # to 500 µA
+    ratio = np.array(q.figures["i_reset_over_icc"])
+    assert np.all((ratio >= 0.6) & (ratio <= 1.6)), ratio  # 20 µA to 1 mA
+    t = np.array(q.figures["t_at_reset_peak_K"])
+    assert np.ptp(t) < 20.0 and t.min() >= 400.0, t  # one RESET temperature
+
+
+@pytest.mark.xfail(strict=True, reason="issue 36, open: the fitted top contact rtop "
+                   "(605 Ohm) floors R_LRS above 500 uA (slope -0.43 from 500 uA to 1 mA; "
+                   "the CF's own part falls at -0.97): one fitted compliance does not "
+                   "separate the contact from the CF; needs data at another compliance or "
+                   "a refit with a prior on rtop")
+def test_the_fitted_card_keeps_the_compliance_slope_to_1_mA():
+    slopes = np.array(tud_result("lrs_vs_compliance").figures["local_slopes"])
+    assert -1.3 <= slopes[-1] <= -0.6, slopes
+
+
+def test_the_fitted_card_sets_its_hrs_by_the_reset_voltage():
+    """At the card's own protocol (0.34 V/s, 500 µA): R_HRS rises >= 0.3 decade per volt
+    over every 0.5 V from 1 to 3 V, the next SET voltage with it, and the RESET stops
+    inside the layer."""
+    p = tud_result("hrs_vs_reset_voltage")
+    assert np.all(np.diff(p.figures["r_hrs_ohm"]) > 0)
+    assert min(p.figures["decades_per_volt_over_0.5V"]) >= 0.3, p.figures
+    assert np.all(np.diff(np.abs(p.figures["v_set_next_V"])) > 0)
+    assert p.figures["gap_over_l0_max"] < 0.95
+
+
+@pytest.mark.xfail(strict=True, reason="issue 36, open: the fitted card's HRS at its own "
+                   "2.5 V RESET already has the gap at 0.81 l0 (0.88 l0 at 3 V): the layer "
+                   "thickness l0 (3.5 nm) is not fitted; needs a refit with l0 free")
+def test_the_fitted_card_keeps_the_gap_below_0_8_l0_to_3_V():
+    assert tud_result("hrs_vs_reset_voltage").figures["gap_over_l0_max"] < 0.8

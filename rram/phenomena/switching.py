@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
-from ..card import Card
-from ..engine.run import Options, simulate
+from ..card import Card, formed_card
+from ..engine.run import Options, SimResult, simulate
 from ..engine.static import read_resistance
 from ..engine.stimulus import dc_loops, pulse_train
+from ..experiment import DCLoop
 from ..metrics import first_crossing, loop_metrics
 from .common import (
     Phenomenon,
@@ -82,60 +84,103 @@ def gradual_reset(card: Card | None = None, cycles: int = 3, options: Options | 
 COMPLIANCES = (10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3)
 
 
-def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Options | None):
-    """Two DC loops per compliance on fresh devices; the second (steady) cycle's metrics,
-    the first being the forming of the pristine cell."""
+#: Loops per step of the compliance staircase: a CF left wide by a higher compliance
+#: thins by ``kwr`` per unit of each RESET's opening (0.5–0.7 nm a loop), and R_LRS has
+#: settled within 1 % after 15 loops on the default and the fitted TUD cards (measured).
+STAIRCASE_LOOPS = 20
+
+
+def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Options | None,
+                       staircase: bool = False
+                       ) -> tuple[list[tuple[SimResult, int, int]], pd.DataFrame]:
+    """Per compliance, where its steady loop is (result, device, cycle) and its metrics.
+
+    Fresh devices (``staircase`` False): two DC loops per compliance from the card's own
+    state at 1 kV/s, the second loop's metrics (the first forms a pristine cell).  The
+    staircase is how an engineer measures a cycled device: one device taken down the
+    compliances from the highest, :data:`STAIRCASE_LOOPS` loops at each at the card's
+    own protocol (rate and RESET voltage of ``meta["fit"]["protocol"]``, else 1 kV/s to
+    2 V), each step starting from the state the last one left; the last loop's metrics.
+    A fitted card's own state is the CF of its fitted compliance, which a fresh-device
+    loop at a lower compliance only partly rebuilds."""
     s = set_sign(card)
-    res = simulate("compliance", [dc_loops(icc_set=i, cycles=2, v_set=s * v_set,
-                                           v_reset=-s * 2.0) for i in iccs],
-                   cards=card, options=options)
-    res.raise_on_failure()
-    m = loop_metrics(res)
-    return res, m[m["cycle"] == 1].reset_index(drop=True)
+    if not staircase:
+        res = simulate("compliance", [dc_loops(icc_set=i, cycles=2, v_set=s * v_set,
+                                               v_reset=-s * 2.0) for i in iccs],
+                       cards=card, options=options)
+        res.raise_on_failure()
+        m = loop_metrics(res)
+        return [(res, d, 1) for d in range(len(iccs))], \
+            m[m["cycle"] == 1].reset_index(drop=True)
+    protocol = DCLoop.from_meta(card.meta)
+    results, rows = {}, {}
+    for k in np.argsort(iccs)[::-1]:
+        res = simulate("compliance", dc_loops(s * v_set, -s * abs(protocol.v_reset),
+                                              protocol.rate, STAIRCASE_LOOPS,
+                                              icc_set=float(iccs[k])),
+                       cards=card, options=options)
+        res.raise_on_failure()
+        m = loop_metrics(res)
+        r_lrs = m["r_lrs_ohm"].to_numpy()
+        # how settled the step is: the last loop's R_LRS against the one before
+        results[k], rows[k] = res, m.iloc[-1].copy()
+        rows[k]["last_loop_change"] = abs(r_lrs[-1] / r_lrs[-2] - 1.0)
+        a = res.device_arrays(0)
+        card = formed_card(card, float(a["gap_nm"][-1]) * 1e-9,
+                           float(a["width_nm"][-1]) * 1e-9)
+    order = range(len(iccs))
+    return [(results[k], 0, STAIRCASE_LOOPS - 1) for k in order], \
+        pd.DataFrame([rows[k] for k in order]).reset_index(drop=True)
 
 
 def lrs_vs_compliance(card: Card | None = None, iccs: Sequence[float] = COMPLIANCES,
                       options: Options | None = None, v_set: float = 2.5,
-                      slope_range: tuple[float, float] = (-1.3, -0.6)) -> Phenomenon:
+                      slope_range: tuple[float, float] = (-1.3, -0.6),
+                      staircase: bool = True) -> Phenomenon:
     """R_LRS read at +0.1 V after a SET at each compliance (steady cycle, fresh device
-    each), with the local log-log slope between neighbouring compliances; the
-    compliance must be reached within |V| <= ``v_set``."""
+    each, or down a staircase: :func:`_compliance_series`), with the local log-log slope
+    between neighbouring compliances; the compliance must be reached within |V| <=
+    ``v_set``."""
     card = card_or_default(card)
     iccs_a = np.asarray(iccs, float)
-    res, m = _compliance_series(card, iccs_a, v_set, options)
+    runs, m = _compliance_series(card, iccs_a, v_set, options, staircase)
     r = m["r_lrs_ohm"].to_numpy()
     slopes = local_slopes(iccs_a, r)
     reached = m["i_peak_A"].to_numpy() / iccs_a
-    return Phenomenon(
-        "lrs_vs_compliance",
-        {"compliance_A": iccs_a.tolist(), "r_lrs_ohm": r.tolist(),
-         "local_slopes": slopes.tolist(), "log_slope": log_slope(iccs_a, r),
-         "peak_over_compliance": reached.tolist(), "v_set_max_V": v_set},
-        {"R_LRS falls with compliance": bool(np.all(np.diff(r) < 0)),
-         f"every local slope in [{slope_range[0]}, {slope_range[1]}]":
-         bool(np.all((slopes >= slope_range[0]) & (slopes <= slope_range[1]))),
-         f"the compliance is reached within |V| <= {v_set:g} V": bool(np.all(reached >= 0.9))},
-        {"metrics": m, "result": res},
-    )
+    figures = {"compliance_A": iccs_a.tolist(), "r_lrs_ohm": r.tolist(),
+               "local_slopes": slopes.tolist(), "log_slope": log_slope(iccs_a, r),
+               "peak_over_compliance": reached.tolist(), "v_set_max_V": v_set}
+    checks = {"R_LRS falls with compliance": bool(np.all(np.diff(r) < 0)),
+              f"every local slope in [{slope_range[0]}, {slope_range[1]}]":
+              bool(np.all((slopes >= slope_range[0]) & (slopes <= slope_range[1]))),
+              f"the compliance is reached within |V| <= {v_set:g} V":
+              bool(np.all(reached >= 0.9))}
+    if staircase:
+        change = m["last_loop_change"].to_numpy(float)
+        figures["last_loop_change"] = change.tolist()
+        checks["R_LRS settled at every step (last two loops within 1 %)"] = bool(
+            np.all(change <= 0.01))
+    return Phenomenon("lrs_vs_compliance", figures, checks, {"metrics": m, "runs": runs})
 
 
 def joule_reset(card: Card | None = None, iccs: Sequence[float] = COMPLIANCES[1:],
                 options: Options | None = None,
                 ratio_range: tuple[float, float] = (0.6, 1.6),
                 onset_range: tuple[float, float] = (0.4, 1.2), min_temperature: float = 400.0,
-                hot_from: float = 100e-6) -> Phenomenon:
+                hot_from: float = 100e-6, staircase: bool = True) -> Phenomenon:
     """The RESET current tracks the SET compliance (Ielmini, Nardi, Cagli, IEEE TED 58,
     3246, 2011): I_reset/I_cc, the RESET onset |V| and the CF temperature at the RESET
-    current peak, for each compliance (steady cycle, fresh device each)."""
+    current peak, for each compliance (steady cycle, fresh device each, or down a
+    staircase: :func:`_compliance_series`)."""
     card = card_or_default(card)
     iccs_a = np.asarray(iccs, float)
-    res, m = _compliance_series(card, iccs_a, 2.5, options)
+    runs, m = _compliance_series(card, iccs_a, 2.5, options, staircase)
     ratio = m["i_reset_A"].to_numpy() / iccs_a
     onset = np.abs(m["v_reset_V"].to_numpy())
     t_peak = []
-    for d in range(iccs_a.size):
+    for res, d, cycle in runs:
         a = res.device_arrays(d)
-        down = phase_mask(res, d, a["time_s"], 1, "reset", segment=0)
+        down = phase_mask(res, d, a["time_s"], cycle, "reset", segment=0)
         k = int(np.argmax(np.abs(a["current_A"][down])))
         t_peak.append(float(a["temperature_K"][down][k]))
     t_peak_a = np.array(t_peak)
@@ -175,13 +220,16 @@ def _hrs_checks(v: np.ndarray, r: np.ndarray, gap: np.ndarray, l0_nm: float,
 def hrs_vs_reset_voltage(card: Card | None = None, v_resets: Sequence[float] = RESET_VOLTAGES,
                          options: Options | None = None, min_slope: float = 0.3,
                          max_gap: float = 0.8) -> Phenomenon:
-    """R_HRS read at +0.1 V after RESET sweeps to each |V_reset,max| (1R DC loops at
-    1 kV/s, steady cycle), and the gap each RESET leaves."""
+    """R_HRS read at +0.1 V after RESET sweeps to each |V_reset,max| (1R DC loops at the
+    card's own rate, SET voltage and compliance, ``meta["fit"]["protocol"]``, else 1 kV/s
+    to 2 V at 100 µA; steady cycle), and the gap each RESET leaves."""
     card = card_or_default(card)
     vr = np.asarray(v_resets, float)
     s = set_sign(card)
-    res = simulate("compliance", [dc_loops(v_set=2.0 * s, v_reset=-s * v, cycles=2)
-                                  for v in vr], cards=card, options=options)
+    protocol = DCLoop.from_meta(card.meta)
+    res = simulate("compliance", [dc_loops(s * abs(protocol.v_set), -s * v, protocol.rate, 2,
+                                           icc_set=protocol.icc_set) for v in vr],
+                   cards=card, options=options)
     res.raise_on_failure()
     m = loop_metrics(res)
     m1 = m[m["cycle"] == 1]
