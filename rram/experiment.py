@@ -182,4 +182,19 @@ def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimul
                           model=ENGINES[engine], options=spice_options, batch=batch)
 
 
-__all__ = ["CIRCUITS", "ENGINES", "DCLoop", "check_engine", "simulate_with"]
+def nominal_excursion(card: Card, protocol: DCLoop, cycles: int = 2) -> str | None:
+    """What the nominal device leaves of the range under ``protocol`` (a
+    :class:`rram.experiment.DCLoop`), from ``cycles`` loops in the Python engine (the
+    second one is a cycled device's), else None: the check a command runs before it
+    spends a study on a stimulus the model cannot represent (well under a second)."""
+    from .metrics import loop_metrics
+    from .validity import OUT_OF_RANGE
+
+    res = simulate_with("python", protocol.circuit, protocol.stimulus(cycles), cards=card,
+                        circuit_params=protocol.circuit_params, record=False)
+    reasons = [r for r in loop_metrics(res)[OUT_OF_RANGE].fillna("").astype(str) if r]
+    return "; ".join(dict.fromkeys(reasons)) or None
+
+
+__all__ = ["CIRCUITS", "ENGINES", "DCLoop", "check_engine", "nominal_excursion",
+           "simulate_with"]

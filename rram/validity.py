@@ -78,19 +78,5 @@ def summary_line(frame: pd.DataFrame) -> str | None:
             f"(column {OUT_OF_RANGE}; first: {first.iloc[0]})")
 
 
-def nominal_excursion(card, protocol, cycles: int = 2) -> str | None:
-    """What the nominal device leaves of the range under ``protocol`` (a
-    :class:`rram.experiment.DCLoop`), from ``cycles`` loops in the Python engine (the
-    second one is a cycled device's), else None: the check a command runs before it
-    spends a study on a stimulus the model cannot represent (well under a second)."""
-    from .experiment import simulate_with
-    from .metrics import loop_metrics
-
-    res = simulate_with("python", protocol.circuit, protocol.stimulus(cycles), cards=card,
-                        circuit_params=protocol.circuit_params, record=False)
-    reasons = [r for r in loop_metrics(res)[OUT_OF_RANGE].fillna("").astype(str) if r]
-    return "; ".join(dict.fromkeys(reasons)) or None
-
-
 __all__ = ["CELL_FILL", "OUT_OF_RANGE", "STATE_TOLERANCE_NM", "count_out_of_range",
-           "cycle_excursion", "excursion", "nominal_excursion", "summary_line"]
+           "cycle_excursion", "excursion", "summary_line"]

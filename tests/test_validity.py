@@ -145,8 +145,7 @@ def test_mc_strict_refuses_before_running_a_stimulus_its_nominal_device_leaves(t
     from click.testing import CliRunner
 
     from rram.cli import main
-    from rram.experiment import DCLoop
-    from rram.validity import nominal_excursion
+    from rram.experiment import DCLoop, nominal_excursion
 
     assert nominal_excursion(default_card(), DCLoop()) is None
     hot = DCLoop(v_set=4.0, icc_set=0.01)

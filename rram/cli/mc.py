@@ -69,7 +69,7 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
                        DCLoop(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
                               icc_set=compliance), burn_in)
     if strict:
-        from ..validity import nominal_excursion
+        from ..experiment import nominal_excursion
 
         why = nominal_excursion(card, study.protocol)
         if why:
