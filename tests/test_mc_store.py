@@ -378,13 +378,12 @@ def test_ctrl_c_prints_one_line_and_keeps_the_finished_parts(tmp_path, workers):
 
 def test_an_all_failed_study_is_not_a_success(tmp_path):
     # ion rates 10^4 x the default in the narrowest state window: no device of seed 11
-    # integrates (measured); at 1 pm one of the three does (a state's bound must be
-    # resolved in time: xbound/vcap, 1e-18 s there, against hmin 1e-18 s)
+    # integrates (measured); a slightly wider window lets one through
     card = default_card().replace(vcap=1e6, xbound=1e-13)
     info = run_mc(MonteCarlo(card=card, devices=3, cycles=1, seed=11), tmp_path / "a.parquet",
                   progress=False)
     assert (info.rows, info.failed_rows) == (3, 3)
     assert "all 3 device-cycles failed to converge" in check_outcome(info)
-    some = run_mc(MonteCarlo(card=card.replace(xbound=1e-12), devices=3, cycles=1, seed=11),
+    some = run_mc(MonteCarlo(card=card.replace(xbound=4e-13), devices=3, cycles=1, seed=11),
                   tmp_path / "b.parquet", progress=False)
     assert 0 < some.failed_rows < some.rows and check_outcome(some) is None

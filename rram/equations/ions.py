@@ -10,7 +10,7 @@ kinetics blocks use :func:`capped_rate` and :func:`window`.
 
 from __future__ import annotations
 
-from ..expr import Expr, ln, logistic, safe_exp, softplus, sqrt, tanh
+from ..expr import Expr, ln, logistic, safe_exp, softplus, sqrt
 from ..params import parameter as _p
 from .scope import Block, Scope, Symbols
 
@@ -45,17 +45,17 @@ def window(P: Symbols, distance: Expr) -> Expr:
 
 
 def restoring(P: Symbols, distance: Expr) -> Expr:
-    """1 well inside a bound, −1 beyond it: tanh(distance/xbound), the factor on a state's
-    own rate toward its bound.
+    """1 well inside a bound, 0 on it, −1 beyond it: the factor on a state's own rate
+    toward its bound, logistic(d/xbound) − logistic(−d/(10·xbound)).
 
-    The bound is then a stable fixed point, reached exponentially (in xbound/rate,
-    2e-14 s at the velocity cap) wherever the integrator lands the state.  A logistic
-    window only slowed the rate: each SET parked the gap 0.024 nm past 0, where the
-    capped rate through the window's tail met the guard's recovery.  The factor
-    saturates beyond the bound: a form linear there (1 − softplus(−d/xbound)/ln 2) held
-    the state as well in Python, but ngspice's OSDI took 4.7 million steps through one
-    SET, chattering on the stiff bound."""
-    return tanh(distance / P.xbound)
+    The bound is then a stable fixed point, reached exponentially wherever the
+    integrator lands the state.  A logistic window alone only slowed the rate: each SET
+    parked the gap 0.024 nm past 0, where the capped rate through the window's tail met
+    the guard's recovery.  The side beyond the bound is 10× wider than the side within:
+    the symmetric tanh(d/xbound) held the state as well, but ngspice's subcircuit failed
+    a fitted TUD card's SET on its steep slope (and a form linear beyond the bound made
+    the OSDI module chatter: 4.7 million steps through one SET)."""
+    return logistic(distance / P.xbound) - logistic(-distance / (10.0 * P.xbound))
 
 
 def build(s: Scope) -> None:
