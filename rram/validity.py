@@ -52,13 +52,19 @@ def excursion(t_peak_K: float, states_nm: list[tuple[float, float]],
     return "; ".join(dict.fromkeys(found))
 
 
+def cycle_extremes(ev: Mapping[str, np.ndarray], segments: np.ndarray, tamb: float
+                   ) -> tuple[float, list[tuple[float, float]]]:
+    """What :func:`excursion` judges of one device's ``segments`` (a cycle, or one phase
+    of it), from its per-segment events (:mod:`rram.events`: ``dtmax``, ``gap_end``,
+    ``width_end``): the peak CF temperature (K) and the (gap, width) states (nm)."""
+    t_peak = tamb + float(np.nanmax(ev["dtmax"][segments])) if segments.size else np.nan
+    return t_peak, [(float(ev["gap_end"][k]), float(ev["width_end"][k])) for k in segments]
+
+
 def cycle_excursion(ev: Mapping[str, np.ndarray], segments: np.ndarray, tamb: float,
                     card: Mapping[str, float]) -> str:
-    """:func:`excursion` of one device's ``segments`` (a cycle, or one phase of it) from
-    its per-segment events (:mod:`rram.events`: ``dtmax``, ``gap_end``, ``width_end``)."""
-    t_peak = tamb + float(np.nanmax(ev["dtmax"][segments])) if segments.size else np.nan
-    states = [(float(ev["gap_end"][k]), float(ev["width_end"][k])) for k in segments]
-    return excursion(t_peak, states, card)
+    """:func:`excursion` of one device's ``segments`` (see :func:`cycle_extremes`)."""
+    return excursion(*cycle_extremes(ev, segments, tamb), card)
 
 
 def count_out_of_range(frame: pd.DataFrame) -> int:
@@ -79,4 +85,4 @@ def summary_line(frame: pd.DataFrame) -> str | None:
 
 
 __all__ = ["CELL_FILL", "OUT_OF_RANGE", "STATE_TOLERANCE_NM", "count_out_of_range",
-           "cycle_excursion", "excursion", "summary_line"]
+           "cycle_excursion", "cycle_extremes", "excursion", "summary_line"]

@@ -68,6 +68,8 @@ def test_the_monte_carlo_counts_the_device_cycles_out_of_range(tmp_path):
     frame = load_table(info.out)
     assert count_out_of_range(frame) == len(frame) == 6
     assert "tvalid 500 K" in summary_line(frame)
+    # judged once per cycle, at its hottest: the SET and the RESET both run above 500 K
+    assert (frame[OUT_OF_RANGE].str.count("tvalid") == 1).all()
     # and the count is in the run's provenance
     sidecar = json.loads(info.out.with_name(info.out.name + ".json").read_text())
     assert sidecar["out_of_range_rows"] == 6 and sidecar["rows"] == 6

@@ -32,7 +32,7 @@ from ..metrics import (
     switching_voltage,
 )
 from ..status import Status
-from ..validity import OUT_OF_RANGE, cycle_excursion
+from ..validity import OUT_OF_RANGE, cycle_extremes, excursion
 from ..variation import VariationSpec, default_variation
 from .draws import draw, draw_d2d, slow_paths
 
@@ -155,7 +155,12 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     paths = slow_paths(mc.spec, mc.seed, devices, run)  # the drift of slow C2C parts
     for cycle in range(run):
         out: dict[str, np.ndarray] = {k: np.full(n, np.nan) for k in _FIGURES}
-        left: list[list[str]] = [[] for _ in range(n)]  # what left the range of validity
+        # what the range of validity judges, over both operations of the cycle: the peak
+        # temperature, the states each ended in, the card (judged once per cycle, so a
+        # CF that fills its cell is said once, at its widest)
+        peak = np.full(n, -np.inf)
+        ends: list[list[tuple[float, float]]] = [[] for _ in range(n)]
+        judged: list[dict | None] = [None] * n
         for event in ("set", "reset"):
             values = draw(mc.spec, base.values, mc.seed, devices, cycle, event, d2d,
                           paths[:, cycle])
@@ -183,8 +188,11 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                     error[i] = f"{event} of cycle {cycle}: {why[0]} at t = {why[1]:.4g} s"
                     continue
                 ev_j = {k: v[j] for k, v in ev.items()}
-                left[i].append(cycle_excursion(ev_j, np.arange(ev["dtmax"].shape[1]),
-                                               cards["tamb"][j], cards.card(j).values))
+                t_peak, states = cycle_extremes(ev_j, np.arange(ev["dtmax"].shape[1]),
+                                                cards["tamb"][j])
+                peak[i] = np.fmax(peak[i], t_peak)
+                ends[i] += states
+                judged[i] = cards.card(j).values
                 gap[i] = ev["gap_end"][j, _END] * NM
                 width[i] = ev["width_end"][j, _END] * NM
                 v = switching_voltage(ev_j, _SWEEP, event, st)
@@ -206,7 +214,8 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
         table["cycle"] += [cycle] * n
         for k in (*_FIGURES, "reason"):
             table[k] += out[k].tolist()
-        table[OUT_OF_RANGE] += ["; ".join(e for e in parts if e) for parts in left]
+        table[OUT_OF_RANGE] += [excursion(peak[i], ends[i], judged[i]) if judged[i] else ""
+                                for i in range(n)]
         table["converged"] += [not e for e in error]
         table["error"] += list(error)
         for p in mc.spec.parameters:
