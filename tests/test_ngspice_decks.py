@@ -37,6 +37,34 @@ def test_example_deck_runs_in_batch_ngspice(kind, tmp_path):
     assert "xcell.dgap" in out.lower()
 
 
+def test_a_deck_loads_the_model_under_the_name_it_was_exported_with(tmp_path):
+    """Issue 37: `rram export --name rram_radar`, then `rram netlist --name rram_radar`:
+    the deck instantiates the subcircuit the library defines and runs in ``ngspice -b``
+    (before, `rram netlist` had no --name and the deck asked for `rram`)."""
+    from click.testing import CliRunner
+
+    from rram.cli import main
+
+    run = CliRunner().invoke(main, ["export", "--format", "spice", "--name", "rram_radar",
+                                    "--out", str(tmp_path / "rram_radar.lib")])
+    assert run.exit_code == 0, run.output
+    deck = tmp_path / "deck.cir"
+    run = CliRunner().invoke(main, ["netlist", "dc-loop", "--name", "rram_radar",
+                                    "--out", str(deck)])
+    assert run.exit_code == 0, run.output
+    text = deck.read_text().lower()
+    assert ".include rram_radar.lib" in text and " rram_radar" in text.split(".include")[1]
+    proc = subprocess.run([shutil.which("ngspice"), "-b", str(deck)], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and not classify(out.splitlines()), out[-2000:]
+    assert int(re.search(r"No\. of Data Rows\s*:\s*(\d+)", out).group(1)) > 50
+    run = CliRunner().invoke(main, ["netlist", "dc-loop", "--name", "a*b", "--out",
+                                    str(tmp_path / "bad.cir")])
+    assert run.exit_code == 2 and "--name" in run.output
+    assert not (tmp_path / "bad.cir").exists()
+
+
 def _rss_mb() -> float:
     with open("/proc/self/status") as fh:
         for line in fh:

@@ -192,6 +192,9 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
 @click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
               help="Path of the .lib (.include) or .osdi (pre_osdi) the deck loads "
                    "[default: rram.lib / rram.osdi next to the deck].")
+@click.option("--name", default="rram", show_default=True,
+              help="Subcircuit / module name the library or module defines: the --name it "
+                   "was exported with (rram export --name).")
 @click.option("--instance", default="cell", show_default=True, help="Instance name.")
 @click.option("--option", "options", multiple=True, metavar="NAME=VALUE",
               help="ngspice .options entry (repeatable), e.g. reltol=1e-4; checked against "
@@ -203,7 +206,7 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
 @click.option("--out", type=OutputPath(), default=None,
               help="Output deck (.cir).")
 @command_guard
-def netlist(kind, card_path, settings, model_kind, model_path, instance, options, tmax,
+def netlist(kind, card_path, settings, model_kind, model_path, name, instance, options, tmax,
             help_settings, out) -> None:
     """Write a standalone ngspice deck for a testbench KIND (run it with ngspice -b)."""
     from ..spice.decks import build, settings_help
@@ -214,9 +217,12 @@ def netlist(kind, card_path, settings, model_kind, model_path, instance, options
         return
     if out is None:
         raise InputError("--out is required")
-    path = model_path or ("rram.lib" if model_kind == "subckt" else "rram.osdi")
+    from ..spice import validate
+
+    validate.identifier(name, "--name")
+    path = model_path or (f"{name}.lib" if model_kind == "subckt" else f"{name}.osdi")
     tb = build(kind, _assignments(settings, "--set"), load_card(card_path),
-               ModelRef(model_kind, path), instance=instance,
+               ModelRef(model_kind, path, name=name), instance=instance,
                options=_assignments(options, "--option"), tmax=tmax, print_results=True)
     from ..io import write_text_atomic
 

@@ -77,11 +77,16 @@ class ModelRef:
     kind: str = "subckt"  # "subckt" | "osdi"
     path: str = "rram.lib"  # .include path, or the .osdi file
     in_deck_osdi: bool = True  # emit pre_osdi in the deck (False: the runner loads it)
+    #: the subcircuit/module name the library or module defines (``rram export --name``);
+    #: None: the card's model's own name
+    name: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in MODELS:
             raise InputError(f"model kind {self.kind!r} is not one of {', '.join(MODELS)}")
         validate.path(self.path, "model path")
+        if self.name is not None:
+            validate.identifier(self.name, "model name")
 
 
 @dataclass(frozen=True)
@@ -186,7 +191,7 @@ class Testbench:
         return self._netlist(suffix).of_type(Cell)[0]
 
     def _cell_model(self) -> CellModel:
-        return CellModel(self.model.kind, self.card.model.name)
+        return CellModel(self.model.kind, self.model.name or self.card.model.name)
 
     @staticmethod
     def _pwl(name: str, node: str, times, values) -> VSource:
