@@ -68,11 +68,12 @@ def build(s: Scope) -> None:
     rate_hop = capped_rate(s, "ln_rate_hop", ln_rate_hop)
     rate_reset = s.provide(
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR))
-    gap_opening = s.provide("gap_opening", s["p_reset"] * rate_reset * window(P, P.l0 - x),
+    drive = s["p_reset"] * rate_reset
+    gap_opening = s.provide("gap_opening", drive * window(P, P.l0 - x),
                             aux=AuxNode("gap_opening", "nm/s", scale=1e-9))
     # each state is held on its own bound; the thinning follows the opening while the
     # gap is inside the layer
-    s.add("dx_dt", s["p_reset"] * rate_reset * restoring(P, P.l0 - x))
+    s.add("dx_dt", drive * restoring(P, P.l0 - x))
     s.add("dw_dt", -(P.kwr * gap_opening * restoring(P, w - P.wmin)))
 
 

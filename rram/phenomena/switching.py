@@ -90,28 +90,18 @@ COMPLIANCES = (10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6, 1e-3)
 STAIRCASE_LOOPS = 20
 
 
-def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Options | None,
-                       staircase: bool = False
+def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Options | None
                        ) -> tuple[list[tuple[SimResult, int, int]], pd.DataFrame]:
     """Per compliance, where its steady loop is (result, device, cycle) and its metrics.
 
-    Fresh devices (``staircase`` False): two DC loops per compliance from the card's own
-    state at 1 kV/s, the second loop's metrics (the first forms a pristine cell).  The
-    staircase is how an engineer measures a cycled device: one device taken down the
+    Measured as an engineer measures a cycled device: one device taken down the
     compliances from the highest, :data:`STAIRCASE_LOOPS` loops at each at the card's
     own protocol (rate and RESET voltage of ``meta["fit"]["protocol"]``, else 1 kV/s to
-    2 V), each step starting from the state the last one left; the last loop's metrics.
-    A fitted card's own state is the CF of its fitted compliance, which a fresh-device
-    loop at a lower compliance only partly rebuilds."""
+    2 V), each step starting from the state the last one left; the last loop's metrics,
+    with ``last_loop_change`` (its R_LRS against the loop before).  A fitted card's own
+    state is the CF of its fitted compliance, which two loops at a lower compliance only
+    partly rebuild."""
     s = set_sign(card)
-    if not staircase:
-        res = simulate("compliance", [dc_loops(icc_set=i, cycles=2, v_set=s * v_set,
-                                               v_reset=-s * 2.0) for i in iccs],
-                       cards=card, options=options)
-        res.raise_on_failure()
-        m = loop_metrics(res)
-        return [(res, d, 1) for d in range(len(iccs))], \
-            m[m["cycle"] == 1].reset_index(drop=True)
     protocol = DCLoop.from_meta(card.meta)
     results, rows = {}, {}
     for k in np.argsort(iccs)[::-1]:
@@ -135,31 +125,28 @@ def _compliance_series(card: Card, iccs: np.ndarray, v_set: float, options: Opti
 
 def lrs_vs_compliance(card: Card | None = None, iccs: Sequence[float] = COMPLIANCES,
                       options: Options | None = None, v_set: float = 2.5,
-                      slope_range: tuple[float, float] = (-1.3, -0.6),
-                      staircase: bool = True) -> Phenomenon:
-    """R_LRS read at +0.1 V after a SET at each compliance (steady cycle, fresh device
-    each, or down a staircase: :func:`_compliance_series`), with the local log-log slope
-    between neighbouring compliances; the compliance must be reached within |V| <=
-    ``v_set``."""
+                      slope_range: tuple[float, float] = (-1.3, -0.6)) -> Phenomenon:
+    """R_LRS read at +0.1 V after a SET at each compliance (steady loop down a staircase
+    of compliances: :func:`_compliance_series`), with the local log-log slope between
+    neighbouring compliances; the compliance must be reached within |V| <= ``v_set``."""
     card = card_or_default(card)
     iccs_a = np.asarray(iccs, float)
-    runs, m = _compliance_series(card, iccs_a, v_set, options, staircase)
+    runs, m = _compliance_series(card, iccs_a, v_set, options)
     r = m["r_lrs_ohm"].to_numpy()
     slopes = local_slopes(iccs_a, r)
     reached = m["i_peak_A"].to_numpy() / iccs_a
     figures = {"compliance_A": iccs_a.tolist(), "r_lrs_ohm": r.tolist(),
                "local_slopes": slopes.tolist(), "log_slope": log_slope(iccs_a, r),
                "peak_over_compliance": reached.tolist(), "v_set_max_V": v_set}
+    change = m["last_loop_change"].to_numpy(float)
+    figures["last_loop_change"] = change.tolist()
     checks = {"R_LRS falls with compliance": bool(np.all(np.diff(r) < 0)),
               f"every local slope in [{slope_range[0]}, {slope_range[1]}]":
               bool(np.all((slopes >= slope_range[0]) & (slopes <= slope_range[1]))),
               f"the compliance is reached within |V| <= {v_set:g} V":
-              bool(np.all(reached >= 0.9))}
-    if staircase:
-        change = m["last_loop_change"].to_numpy(float)
-        figures["last_loop_change"] = change.tolist()
-        checks["R_LRS settled at every step (last two loops within 1 %)"] = bool(
-            np.all(change <= 0.01))
+              bool(np.all(reached >= 0.9)),
+              "R_LRS settled at every step (last two loops within 1 %)":
+              bool(np.all(change <= 0.01))}
     return Phenomenon("lrs_vs_compliance", figures, checks, {"metrics": m, "runs": runs})
 
 
@@ -167,14 +154,14 @@ def joule_reset(card: Card | None = None, iccs: Sequence[float] = COMPLIANCES[1:
                 options: Options | None = None,
                 ratio_range: tuple[float, float] = (0.6, 1.6),
                 onset_range: tuple[float, float] = (0.4, 1.2), min_temperature: float = 400.0,
-                hot_from: float = 100e-6, staircase: bool = True) -> Phenomenon:
+                hot_from: float = 100e-6) -> Phenomenon:
     """The RESET current tracks the SET compliance (Ielmini, Nardi, Cagli, IEEE TED 58,
     3246, 2011): I_reset/I_cc, the RESET onset |V| and the CF temperature at the RESET
-    current peak, for each compliance (steady cycle, fresh device each, or down a
-    staircase: :func:`_compliance_series`)."""
+    current peak, for each compliance (steady loop down a staircase of compliances:
+    :func:`_compliance_series`)."""
     card = card_or_default(card)
     iccs_a = np.asarray(iccs, float)
-    runs, m = _compliance_series(card, iccs_a, 2.5, options, staircase)
+    runs, m = _compliance_series(card, iccs_a, 2.5, options)
     ratio = m["i_reset_A"].to_numpy() / iccs_a
     onset = np.abs(m["v_reset_V"].to_numpy())
     t_peak = []
