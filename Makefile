@@ -44,7 +44,7 @@ fit: bootstrap
 	    --card $(FIT).card.json --out $(FIT).cycles.csv
 	$(BIN)/rram fit-variation $(TUD)_distribution.csv --card $(FIT).card.json \
 	    --scatter $(FIT).cycles.csv --out $(FIT).variation.json \
-	    --plots fitting/results --holdout 0.1
+	    --plots fitting/results --holdout 0.1 --rounds 16 --polish 20
 	$(BIN)/rram export --format spice --card $(FIT).card.json --name rram_tud \
 	    --out $(FIT).lib
 	$(BIN)/rram export --format veriloga --card $(FIT).card.json --name rram_tud \

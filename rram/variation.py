@@ -72,9 +72,10 @@ def held(model: Model) -> dict[str, str]:
     """Parameters drawn at one operation and held through the next (parameter -> the
     operation that draws it):
 
-    * the bounds of the CF width (``wmin``, the residual of thinning, and ``wcf``, the
-      cell), the model's ``bound`` role, are set by the RESET and held through the next
-      SET, so the state one operation leaves stays within its bounds;
+    * the bounds of the state (``wmin``, the residual of thinning, and ``wcf``, the
+      cell, bound the CF width; ``l0``, the layer, bounds the gap), the model's
+      ``bound`` role, are set by the RESET and held through the next SET, so the state
+      one operation leaves stays within its bounds;
     * the properties of the CF a SET forms (its thermal coupling ``kth``), the
       ``filament`` role, are set by the SET and held through the RESET that dissolves it.
     """

@@ -41,7 +41,8 @@ def test_every_parameter_has_a_role_and_the_lists_derive_from_it():
     assert set(MODEL.with_role("state")) == {"x0", "w0"}
     assert set(MODEL.with_role("smoothing")) == {"vs", "xeps", "lmin", "xbound", "swt"}
     assert set(MODEL.with_role("kinetic")) == kinetic(MODEL)
-    assert held(MODEL) == {"wmin": "reset", "wcf": "reset", "kth": "set", "rtop": "set"}
+    assert held(MODEL) == {"l0": "reset", "wmin": "reset", "wcf": "reset", "kth": "set",
+                           "rtop": "set"}
     # the recipe may fit structure and kinetics, never a variation hook or a guard
     assert "dea" not in MODEL.fittable and "tceil" not in MODEL.fittable
     assert {"ea", "x0", "kth", "rtop"} <= set(MODEL.fittable)

@@ -148,18 +148,20 @@ def test_killed_run_resumes_without_lost_or_duplicated_rows(tmp_path):
 
 
 def test_held_parameters_span_the_operation_that_draws_them_and_the_next():
-    """``kth`` is drawn by a SET and held through its RESET; ``wcf`` and ``wmin`` by a
-    RESET and held through the next SET (the formed device's SET has the D2D value)."""
+    """``kth`` is drawn by a SET and held through its RESET; the bounds ``l0``, ``wcf``
+    and ``wmin`` by a RESET and held through the next SET (the formed device's SET has
+    the D2D value)."""
     base = default_card()
     spec = VariationSpec((Variation("kth", "c2c", "lognormal", 0.2),
                           Variation("wcf", "c2c", "lognormal", 0.2),
                           Variation("wmin", "c2c", "lognormal", 0.2),
+                          Variation("l0", "c2c", "lognormal", 0.1),
                           Variation("dea", "c2c", "normal", 0.02)))
     frame = run_devices(MonteCarlo(spec=spec, devices=4, cycles=3, seed=5), range(4))
     assert frame["converged"].all()
     assert np.array_equal(frame["kth_set"], frame["kth_reset"])
     assert not np.array_equal(frame["dea_set"], frame["dea_reset"])  # redrawn per operation
-    for p in ("wcf", "wmin"):
+    for p in ("wcf", "wmin", "l0"):
         by_device = frame.pivot(index="device", columns="cycle", values=[f"{p}_set", f"{p}_reset"])
         assert np.array_equal(by_device[f"{p}_set"][[1, 2]].to_numpy(),
                               by_device[f"{p}_reset"][[0, 1]].to_numpy())

@@ -176,7 +176,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--modes/--no-modes", default=True, show_default=True,
               help="When a resistance is bimodal (a cell in one of two configurations for "
                    "many cycles at a time), fit every carrier's offset in the upper one and "
-                   "the CF's cell (wcf) there.")
+                   "the length of the CF's path through the layer (l0) there.")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nested, seed,

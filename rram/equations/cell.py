@@ -40,7 +40,7 @@ PARAMETERS = (
     _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
        kind="instance", role="state"),
     _p("l0", 3.5e-9, "m", "Switching-layer thickness (v2.0 L0 3 nm: room for the gap a "
-       "3 V RESET opens)", "geometry", 5e-10, 5e-8),
+       "3 V RESET opens); the gap's upper bound", "geometry", 5e-10, 5e-8, role="bound"),
     _p("wcf", 30e-9, "m", "Cell (oxide) width: the area of the leakage and a geometric bound "
        "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, role="bound"),
     _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",

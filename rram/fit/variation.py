@@ -63,6 +63,7 @@ from ..errors import InputError
 from ..experiment import DCLoop
 from ..io import write_text_atomic
 from ..metrics import LOG_METRICS, METRICS, did_not_switch
+from ..validity import OUT_OF_RANGE
 from ..variation import VariationSpec
 from .carriers import (
     CANDIDATES,
@@ -173,6 +174,8 @@ class VariationFit:
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"failed SETs: data {100 * self.target.failed_sets:.1f} %, model "
                      f"{100 * self.failed_sets():.1f} %")
+        lines.append(f"device-cycles outside the model's range of validity: "
+                     f"{100 * self.model_stats.get(OUT_OF_RANGE, 0.0):.1f} %")
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
         for v in self.spec.variations:
             lines.append(f"  {v.parameter:4s} {v.kind} {v.distribution:9s} sigma {v.sigma:.4g}"
@@ -217,8 +220,9 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
     already by :func:`choose_carriers`; ``slow``: the slow parts of their C2C entries
     (parameter -> (share, memory)), held while the spreads are fitted; ``config``: two
     configurations measured in the data (:mod:`rram.fit.modes`, not nested), whose
-    contrasts the carriers' offsets in the upper one are fitted to, and the CF's cell
-    there scanned (:func:`rram.fit.matching.geometry_scan`).  ``refine_devices`` more
+    contrasts the carriers' offsets in the upper one are fitted to, and the layer the
+    CF crosses there scanned (:func:`rram.fit.matching.geometry_scan`).
+    ``refine_devices`` more
     than ``devices``: the last steps, and the figures reported, on that many devices
     (:func:`rram.fit.matching.refine`; None: :data:`REFINE_DEVICES`); 0, fewer than
     ``devices`` or a nested fit: none."""
