@@ -155,16 +155,17 @@ def render_fitted_export(stem: Path, fmt: str, name: str = "rram_tud") -> str:
     return render_export(load_card(stem.with_name(stem.name + ".card.json")), fmt, name)
 
 
-def render_export(card, fmt: str, name: str) -> str:
+def render_export(card, fmt: str, name: str, expose: tuple[str, ...] = ()) -> str:
     """The model with ``card``'s values as defaults, as an ngspice subcircuit library
-    (``fmt`` ``spice``) or a Verilog-A module (``veriloga``) named ``name``."""
+    (``fmt`` ``spice``) or a Verilog-A module (``veriloga``) named ``name``; ``expose``:
+    internal nodes made ports (the frozen-state cells of the array decks)."""
     if fmt == "spice":
         from .printers.spice_printer import render_subckt
 
-        return render_subckt(card.model, card, name=name)
+        return render_subckt(card.model, card, name=name, expose=expose)
     from .printers.veriloga_printer import render_module
 
-    return render_module(card.model, card, name=name)
+    return render_module(card.model, card, name=name, expose=expose)
 
 
 def write_all() -> list[Path]:

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from rram.card import default_card
 from rram.cli import main
 
 
@@ -190,3 +191,28 @@ def test_disturb_budget_writes_one_row_per_size(run, tmp_path):
     assert "largest array within the budget" in r.output
     meta = json.loads((tmp_path / "b.csv.json").read_text())
     assert meta["budget"] == 0.02 and meta["command"] == "array disturb --budget"
+
+
+def test_export_frozen_writes_the_module_the_array_decks_instantiate(run, tmp_path):
+    """Issue 37: `rram array netlist --model osdi --model-path my.osdi` instantiates
+    rram_frozen, which `rram export` could not write ('Unknown model type rram_frozen').
+    `--frozen` writes exactly the renderings the array decks are tested with, and the
+    deck loads the path it is given."""
+    from rram.array.export import FROZEN_MODEL, frozen_subckt
+    from rram.netlist import FROZEN_PORTS
+    from rram.spice.models import veriloga_source
+
+    model = default_card().model
+    va, lib, deck = tmp_path / "rram_frozen.va", tmp_path / "rram_frozen.lib", tmp_path / "a.cir"
+    assert run("export", "--format", "veriloga", "--frozen", "--out", str(va)).exit_code == 0
+    assert va.read_text() == veriloga_source(model, FROZEN_MODEL, FROZEN_PORTS).read_text()
+    assert run("export", "--format", "spice", "--frozen", "--out", str(lib)).exit_code == 0
+    assert lib.read_text().strip() == frozen_subckt(model).strip()
+    osdi = tmp_path / "rram_frozen.osdi"
+    r = run("array", "netlist", "--rows", "2", "--cols", "2", "--model", "osdi",
+            "--model-path", str(osdi), "--out", str(deck))
+    assert r.exit_code == 0, r.output
+    assert f"pre_osdi {osdi}" in deck.read_text()
+    assert f" {FROZEN_MODEL}" in deck.read_text()
+    r = run("export", "--format", "veriloga", "--frozen", "--name", "mine", "--out", str(va))
+    assert r.exit_code == 2 and "--frozen writes the module" in r.output

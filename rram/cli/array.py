@@ -28,7 +28,9 @@ from .common import (
               default="subckt", show_default=True,
               help="Cells as the subcircuit (inline in the deck) or the compiled OSDI module.")
 @click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
-              help="The .osdi file the deck loads [default: compile it into the cache].")
+              help="The .osdi file the deck loads: the module of 'rram export --format "
+                   "veriloga --frozen' compiled with openvaf-r [default: compile it into "
+                   "this machine's cache, a path the deck then names].")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
 @spec_command(work="deck")
