@@ -214,5 +214,9 @@ def test_export_frozen_writes_the_module_the_array_decks_instantiate(run, tmp_pa
     assert r.exit_code == 0, r.output
     assert f"pre_osdi {osdi}" in deck.read_text()
     assert f" {FROZEN_MODEL}" in deck.read_text()
+    r = run("array", "netlist", "--rows", "2", "--cols", "2", "--model", "osdi",
+            "--out", str(deck))  # no machine path in a deck by default
+    assert r.exit_code == 0 and "pre_osdi rram_frozen.osdi" in deck.read_text()
+    assert "rram export --format veriloga --frozen" in r.output
     r = run("export", "--format", "veriloga", "--frozen", "--name", "mine", "--out", str(va))
     assert r.exit_code == 2 and "--frozen writes the module" in r.output
