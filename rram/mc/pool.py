@@ -94,11 +94,8 @@ def _local_cluster(workers: int):
     main = threading.current_thread() is threading.main_thread()  # signals live there
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
-        # a free HTTP port of its own: the scheduler serves HTTP even without a dashboard,
-        # on 8787 unless told, and a second study at once (another terminal, a test
-        # worker) printed distributed's "Port 8787 is already in use" into its output
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.ERROR)
     finally:
         if main:
             signal.signal(signal.SIGINT, handler)
