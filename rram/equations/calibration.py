@@ -55,7 +55,7 @@ class Calibration:
 #: the trend (the TUD card fitted with a 3 kΩ bound put it at 605 Ω and its R_LRS slope
 #: over 0.5–1 mA at −0.43).  One loop at one compliance cannot separate the contact from
 #: the CF; the bound is the trend's.  Within it the TUD median loop puts the contact at
-#: ~190 Ω, inside the bound.
+#: 146 Ω, inside the bound.
 CALIBRATION = Calibration(
     stages=(
         CalibrationStage("conduction", ("j0", "xt", "vt"), "hrs", 0.0, 25),

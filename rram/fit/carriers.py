@@ -81,8 +81,8 @@ def choose_carriers(target: Target, card: Card, protocol: DCLoop, seed: int = 1,
     heating ``kth``, one whose LRS follows the lateral-growth field by ``fw``).  The
     order, not the largest lever, decides: the CF's heating moves R_LRS more per probe
     than the TUD card's 150 Ohm contact, but the spread it then needs runs 3-4 % of the
-    cycles outside the range of validity and misses R_LRS's median by 15 % (KS 0.36
-    against the contact's 0.17)."""
+    cycles outside the range of validity and misses R_LRS's median by 15 % (KS 0.36–0.42
+    against the contact's 0.04–0.17 in issue 36's refits)."""
     data = target.stats()
     base = stats_of(_frame_metrics(simulate_metrics(card, VariationSpec(()), protocol,
                                                     devices, cycles, seed), target))
