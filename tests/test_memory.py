@@ -158,7 +158,34 @@ def test_every_size_at_its_maximum_is_refused_at_once_or_fits(tmp_path):
         for probe in [p for p in running if p.poll()]:
             running.remove(probe)
             done.append(probe)
-        assert time.monotonic() < deadline, [p.name for p in running]
+        if time.monotonic() >= deadline:
+            for p in running:  # each stuck probe prints where it is (the CLI's SIGUSR1)
+                os.kill(p.run.pid, signal.SIGUSR1)
+            time.sleep(2)
+            raise AssertionError("\n\n".join(
+                f"{p.name} stopped={p.stopped}:\n{p.log.read_text()[-4000:]}"
+                for p in running))
     problems = [v for p in done if (v := p.verdict()) is not None]
     assert not problems, "\n\n".join(problems)
     assert sum(p.stopped for p in done) >= 5  # some do run: the test can tell them apart
+
+
+def test_a_running_command_prints_where_it_is_on_sigusr1(tmp_path):
+    """The CLI's diagnosis of a run that seems stuck: ``kill -USR1`` prints every
+    thread's stack to standard error, and the run goes on."""
+    with open(tmp_path / "err.txt", "w") as err:
+        run = subprocess.Popen([sys.executable, "-m", "rram.cli", "mc", "--devices", "5000",
+                                "--cycles", "50", "--seed", "1", "--out", "m.parquet"],
+                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 120
+        while _cpu_seconds(run.pid) < 4.0 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.kill(run.pid, signal.SIGUSR1)
+        time.sleep(1.0)
+        assert run.poll() is None  # still running
+        text = (tmp_path / "err.txt").read_text()
+        assert "most recent call first" in text and "rram" in text, text[-2000:]
+    finally:
+        run.kill()
+        run.wait()

@@ -6,6 +6,8 @@ error mapping to exit codes and the input/output path checks).
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 import sys
 from typing import Any
 
@@ -27,6 +29,9 @@ class _Group(click.Group):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
+        if hasattr(signal, "SIGUSR1") and sys.stderr is not None:
+            # `kill -USR1 <pid>` prints where a long run is, without stopping it
+            faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
