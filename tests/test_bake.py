@@ -79,8 +79,7 @@ def test_a_transient_starts_in_the_programmed_state_however_fast_it_drifts():
 @pytest.mark.parametrize("engine", ["osdi", "subckt"])
 def test_a_bake_in_ngspice_follows_the_python_engine(engine):
     """The HRS at 300 °C, zero bias, for 100 s (it halves near 40 s): ngspice's gap and
-    width (with the exported model, at .temp 300) track the Python engine's.  (Not at
-    150 °C for 1e7 s: the module's step hint caps ngspice's steps below a second.)"""
+    width (with the exported model, at .temp 300) track the Python engine's."""
     from rram.spice import SpiceOptions, simulate_spice
 
     card = default_card().replace(x0=1.8667e-9, w0=5.839e-9, tamb=573.15, kdif=1.0)

@@ -72,3 +72,32 @@ def test_the_runaway_hint_spares_ngspice_its_failed_newton_solves():
                    - np.interp(grid, plain[1]["time"], plain[1][f"v(mid{i})"]))
             for i in range(CELLS)]
     assert np.median(diff) < 1e-3
+
+
+def _retention(module: str, osdi: Path, cell, v: float, stop: float) -> int:
+    text = deck(Netlist((VSource("a", "a", "0", dc=v), Cell("c0", "a", "0", cell,
+                                                           model="rrmod")), title="retention"),
+                CellModel("osdi", module), [".options method=gear"],
+                [f".tran {stop / 100:g} {stop:g} 0 {stop / 10:g}"])
+    session = NgspiceSession.get()
+    session.load_osdi(osdi)
+    return len(session.run(text, ["time"]).vectors["time"])
+
+
+def test_the_hint_binds_only_inside_the_runaway():
+    """Issue 37: an LRS held 1e6 s at V_set/2 (a half-select in the SET polarity) takes
+    no more time points with the hint than without it.  Before, the hint's floor capped
+    every step at 0.3 s: 3.33 M points against 378 k."""
+    from rram.card import default_card
+    from rram.phenomena.common import set_sign
+    from rram.phenomena.retention import _hold, _states
+
+    card = default_card()
+    lrs, _, metrics = _states(card, None)
+    v = 0.5 * abs(metrics["v_set_V"]) * set_sign(card)
+    cell = _hold(card, lrs)
+    plain_source = models.veriloga_source(MODEL, "rram_plain")
+    plain = _retention("rram_plain", models.compile_osdi(plain_source, (NO_BOUND_STEP,)),
+                       cell, v, 1e6)
+    hint = _retention("rram", models.osdi_module(MODEL), cell, v, 1e6)
+    assert hint <= plain, (hint, plain)

@@ -6,6 +6,7 @@ error mapping to exit codes and the input/output path checks).
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import signal
 import sys
@@ -22,6 +23,14 @@ from .mc import mc
 from .simulate import card, demo, export, generate, netlist, sweep
 
 
+def _dump_stacks_on_sigusr1() -> None:
+    """`kill -USR1 <pid>` prints where a long run is, without stopping it (where standard
+    error is a real file: not under click's test runner)."""
+    # no SIGUSR1 (Windows), or no file descriptor behind standard error
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+
+
 class _Group(click.Group):
     """Click's group, with every error on one line of standard error (no usage block),
     so that scripts and logs see exactly one line per failure."""
@@ -29,9 +38,7 @@ class _Group(click.Group):
     def main(self, args: Any = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
              **extra: Any) -> Any:
-        if hasattr(signal, "SIGUSR1") and sys.stderr is not None:
-            # `kill -USR1 <pid>` prints where a long run is, without stopping it
-            faulthandler.register(signal.SIGUSR1, all_threads=True, chain=False)
+        _dump_stacks_on_sigusr1()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:

@@ -26,7 +26,7 @@ Selected lines of the output (the default card)::
         analog begin
             I(br_gap) <+ polarity*i_gap;
             I(br_x) <+ -(moving*gap_rate) + dc_hold*V(dgap)/thold + ddt(V(dgap));
-            $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1.0));
+            $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1e-12));
     endmodule
     >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
