@@ -218,5 +218,16 @@ def test_export_frozen_writes_the_module_the_array_decks_instantiate(run, tmp_pa
             "--out", str(deck))  # no machine path in a deck by default
     assert r.exit_code == 0 and "pre_osdi rram_frozen.osdi" in deck.read_text()
     assert "rram export --format veriloga --frozen" in r.output
-    r = run("export", "--format", "veriloga", "--frozen", "--name", "mine", "--out", str(va))
-    assert r.exit_code == 2 and "--frozen writes the module" in r.output
+    # a name of the user's, in both: the deck instantiates the module exported
+    mine = tmp_path / "mine.va"
+    r = run("export", "--format", "veriloga", "--frozen", "--name", "mine", "--out", str(mine))
+    assert r.exit_code == 0, r.output
+    assert mine.read_text() == veriloga_source(model, "mine", FROZEN_PORTS).read_text()
+    r = run("array", "netlist", "--rows", "2", "--cols", "2", "--model", "osdi", "--name",
+            "mine", "--out", str(deck))
+    assert r.exit_code == 0 and "pre_osdi mine.osdi" in deck.read_text()
+    assert " mine" in deck.read_text() and FROZEN_MODEL not in deck.read_text()
+    assert "--frozen --name mine" in r.output
+    r = run("array", "netlist", "--rows", "2", "--cols", "2", "--name", "a*b", "--out",
+            str(tmp_path / "bad.cir"))
+    assert r.exit_code == 2 and "--name" in r.output and not (tmp_path / "bad.cir").exists()

@@ -128,3 +128,54 @@ def test_rusage_is_recorded_per_run_when_asked():
     assert second["Transient timepoints"] > first["Transient timepoints"]
     assert second["Transient timepoints"] < 20 * first["Transient timepoints"]
     assert first["Transient analysis time"] >= 0.0
+
+
+@pytest.mark.veriloga
+def test_every_deck_the_project_writes_runs_from_a_copy_in_another_folder(tmp_path):
+    """Issue 37: the models exported under a name of the user's, every testbench deck
+    (subcircuit and OSDI) and the array decks with the same --name, written in one folder
+    and moved to another: each runs in ``ngspice -b`` started from a third folder (the
+    decks load their models relative to themselves, no path of this machine)."""
+    from click.testing import CliRunner
+
+    from rram.cli import main
+    from rram.spice.models import openvaf
+
+    made = tmp_path / "made"
+    made.mkdir()
+
+    def rram(*args: str) -> None:
+        run = CliRunner().invoke(main, list(args))
+        assert run.exit_code == 0, (args, run.output)
+
+    rram("export", "--format", "spice", "--name", "cellx", "--out", str(made / "cellx.lib"))
+    for name, frozen in (("cellx", ()), ("cellf", ("--frozen",))):
+        rram("export", "--format", "veriloga", *frozen, "--name", name, "--out",
+             str(made / f"{name}.va"))
+        subprocess.run([openvaf(), f"{name}.va", "-o", f"{name}.osdi"], cwd=made, check=True,
+                       capture_output=True, timeout=300)
+    decks = []
+    for kind in KINDS:
+        for model in ("subckt", "osdi"):
+            decks.append(f"{kind}-{model}.cir")
+            rram("netlist", kind, "--model", model, "--name", "cellx", "--out",
+                 str(made / decks[-1]))
+    for model in ("subckt", "osdi"):
+        decks.append(f"array-{model}.cir")
+        rram("array", "netlist", "--topology", "1t1r", "--rows", "2", "--cols", "2",
+             "--model", model, "--name", "cellf", "--out", str(made / decks[-1]))
+    moved = tmp_path / "elsewhere" / "decks"
+    moved.parent.mkdir()
+    shutil.move(made, moved)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    for name in decks:
+        text = (moved / name).read_text()
+        assert str(tmp_path) not in text and "/.cache/" not in text, name
+        proc = subprocess.run([shutil.which("ngspice"), "-b", str(moved / name)],
+                              capture_output=True, text=True, timeout=600, cwd=elsewhere)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0 and not classify(out.splitlines()), (name, out[-2000:])
+        assert "error" not in out.lower(), (name, out[-2000:])
+        if not name.startswith("array"):
+            assert int(re.search(r"No\. of Data Rows\s*:\s*(\d+)", out).group(1)) > 50, name

@@ -21,30 +21,31 @@ from .circuit import Circuit, to_netlist
 FROZEN_MODEL = "rram_frozen"
 
 
-def frozen_subckt(model: Model) -> str:
-    """The subcircuit of ``model`` with the state nodes as ports (see
+def frozen_subckt(model: Model, name: str = FROZEN_MODEL) -> str:
+    """The subcircuit ``name`` of ``model`` with the state nodes as ports (see
     :mod:`rram.printers`)."""
     from ..printers.spice_printer import render_subckt
 
-    return render_subckt(model, name=FROZEN_MODEL, expose=FROZEN_PORTS)
+    return render_subckt(model, name=name, expose=FROZEN_PORTS)
 
 
-def frozen_osdi(model: Model) -> str:
-    """Path of ``model``'s compiled frozen-state Verilog-A module (compiled once, cached)."""
+def frozen_osdi(model: Model, name: str = FROZEN_MODEL) -> str:
+    """Path of ``model``'s compiled frozen-state Verilog-A module ``name`` (compiled once,
+    cached)."""
     from ..spice.models import osdi_module
 
-    return str(osdi_module(model, FROZEN_MODEL, FROZEN_PORTS))
+    return str(osdi_module(model, name, FROZEN_PORTS))
 
 
 def header(kind: str, model: Model, osdi_path: str | None = None,
-           in_deck_osdi: bool = True) -> list[str]:
+           in_deck_osdi: bool = True, name: str = FROZEN_MODEL) -> list[str]:
     """Options and model loading of an array deck (``kind``: ``subckt`` or ``osdi``) of
     cells of ``model``.
 
     KLU, as for every OSDI deck of this project (the subcircuit decks' reason for
     Sparse 1.3, the abrupt SET in a transient, does not arise at a frozen state)."""
     if kind == "subckt":
-        return [".options klu", *frozen_subckt(model).splitlines()]
+        return [".options klu", *frozen_subckt(model, name).splitlines()]
     if osdi_path is None:
         raise ValueError("an OSDI deck needs the path of the compiled module")
     out = [OSDI_THREADS_NOTE, ".options klu num_threads=1"]
@@ -55,11 +56,12 @@ def header(kind: str, model: Model, osdi_path: str | None = None,
 
 
 def render(circuit: Circuit | Netlist, kind: str = "subckt", osdi_path: str | None = None,
-           in_deck_osdi: bool = True) -> str:
-    """The operating-point deck of ``circuit``."""
+           in_deck_osdi: bool = True, name: str = FROZEN_MODEL) -> str:
+    """The operating-point deck of ``circuit``, its cells instances of the frozen-state
+    subcircuit or module ``name``."""
     netlist = circuit if isinstance(circuit, Netlist) else to_netlist(circuit)
-    return deck(netlist, CellModel(kind, FROZEN_MODEL),
-                header(kind, cell_model(netlist), osdi_path, in_deck_osdi), [".op"])
+    return deck(netlist, CellModel(kind, name),
+                header(kind, cell_model(netlist), osdi_path, in_deck_osdi, name), [".op"])
 
 
 def cell_model(netlist: Netlist) -> Model:

@@ -29,16 +29,22 @@ from .common import (
               help="Cells as the subcircuit (inline in the deck) or the compiled OSDI module.")
 @click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
               help="The .osdi file the deck loads: the module of 'rram export --format "
-                   "veriloga --frozen' compiled with openvaf-r [default: rram_frozen.osdi "
+                   "veriloga --frozen' compiled with openvaf-r [default: NAME.osdi "
                    "next to the deck].")
+@click.option("--name", default="rram_frozen", show_default=True,
+              help="Name of the frozen-state cell the deck instantiates: the --name of "
+                   "'rram export --frozen'.")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
 @spec_command(work="deck")
-def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> None:
+def netlist(spec, states, v_read, v_gate, model_kind, model_path, name, out, **_) -> None:
     """Write the operating-point deck of an array read (run it with ngspice -b)."""
     from ..array.build import build
-    from ..array.export import FROZEN_MODEL, render
+    from ..array.export import render
     from ..io import write_text_atomic
+    from ..spice import validate
+
+    validate.identifier(name, "--name")
 
     if model_path and model_kind != "osdi":
         raise InputError("--model-path names the .osdi file of --model osdi; the subckt "
@@ -47,11 +53,11 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, out, **_) -> N
     if model_kind == "osdi" and not model_path:
         # a path of the deck's own folder, as rram netlist's: portable, where a cache
         # path of this machine is not
-        model_path = f"{FROZEN_MODEL}.osdi"
+        model_path = f"{name}.osdi"
+        named = "" if name == "rram_frozen" else f" --name {name}"
         echo_err(f"the deck loads {model_path} from its folder: rram export --format "
-                 f"veriloga --frozen --out {FROZEN_MODEL}.va, then openvaf-r "
-                 f"{FROZEN_MODEL}.va")
-    write_text_atomic(out, render(c, model_kind, model_path))
+                 f"veriloga --frozen{named} --out {name}.va, then openvaf-r {name}.va")
+    write_text_atomic(out, render(c, model_kind, model_path, name=name))
     echo_err(f"wrote {out} ({spec.topology} {spec.rows}x{spec.cols}, {c.n_nets} nets, "
              f"{model_kind} cells)")
 

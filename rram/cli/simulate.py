@@ -138,16 +138,18 @@ def demo(out: str, card_path: str | None) -> None:
 @click.option("--format", "fmt", type=click.Choice(["spice", "veriloga"]), required=True,
               help="spice: ngspice .subckt library; veriloga: CMC-style Verilog-A module.")
 @card_option("Model card JSON whose values become the defaults [default: the built-in card].")
-@click.option("--name", default="rram", show_default=True,
-              help="Subcircuit / module name (not a Verilog-A or ngspice reserved word).")
+@click.option("--name", default=None,
+              help="Subcircuit / module name (not a Verilog-A or ngspice reserved word) "
+                   "[default: rram; rram_frozen with --frozen].")
 @click.option("--frozen", is_flag=True,
-              help="The frozen-state cell of the array decks (rram array netlist): the gap "
-                   "and width nodes as ports, which the deck ties to ground, so a cell "
-                   "keeps its instance's x0, w0; always named rram_frozen.")
+              help="The frozen-state cell of the array decks (rram array netlist, with the "
+                   "same --name): the gap and width nodes as ports, which the deck ties to "
+                   "ground, so a cell keeps its instance's x0, w0.")
 @click.option("--out", required=True, type=OutputPath(),
               help="Output file (.lib or .va).")
 @command_guard
-def export(fmt: str, card_path: str | None, name: str, frozen: bool, out: str) -> None:
+def export(fmt: str, card_path: str | None, name: str | None, frozen: bool, out: str
+           ) -> None:
     """Write the model for a simulator, with a card's values as parameter defaults."""
     from ..array.export import FROZEN_MODEL
     from ..generate import render_export
@@ -155,18 +157,13 @@ def export(fmt: str, card_path: str | None, name: str, frozen: bool, out: str) -
     from ..netlist import FROZEN_PORTS
     from ..spice import validate
 
+    name = name or (FROZEN_MODEL if frozen else "rram")
     validate.identifier(name, "--name")
-    name_given = click.get_current_context().get_parameter_source("name")
-    if frozen and name_given == click.core.ParameterSource.COMMANDLINE \
-            and name.lower() != FROZEN_MODEL:
-        raise InputError(f"--frozen writes the module the array decks instantiate, "
-                         f"{FROZEN_MODEL}; --name {name!r} does not apply")
     if not frozen and name.lower() == FROZEN_MODEL:  # a deck would load both as one
         raise InputError(f"--name {name!r} is the module of the array decks' frozen-state "
                          "cells (rram array netlist): add --frozen, or choose another name")
     card = load_card(card_path)
-    text = render_export(card, fmt, FROZEN_MODEL if frozen else name,
-                         FROZEN_PORTS if frozen else ())
+    text = render_export(card, fmt, name, FROZEN_PORTS if frozen else ())
     write_text_atomic(out, text)
     click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]})", err=True)
 
