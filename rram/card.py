@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from .equations.cell import PROGRAMMED_STATES
 from .errors import CardError, InputError
 from .io import read_text
 from .model import MODEL, Model
@@ -57,6 +58,36 @@ def _checked(p: Parameter, value: Any) -> float:
     if problem:
         raise CardError(f"parameter {p.name}: {problem} (valid range {p.range_text})")
     return float(value)
+
+
+def _resolve_state(model: Model, values: dict[str, float], changed: Iterable[str]) -> None:
+    """In place: an explicit ``x0`` or ``w0`` without ``state`` starts the device there
+    (state 0); a ``state`` of 1 or 2 puts ``x0``, ``w0`` at its programmed state
+    (:data:`rram.equations.cell.PROGRAMMED_STATES`), so every engine's anchors and every
+    rendering's equations start from the same state."""
+    if "state" not in model.by_name:
+        return
+    changed = set(changed)
+    if changed & {"x0", "w0"} and "state" not in changed:
+        values["state"] = 0.0
+    picked = PROGRAMMED_STATES.get(values["state"])
+    if picked:
+        values["x0"], values["w0"] = values[picked[0]], values[picked[1]]
+
+
+def _resolve_state_columns(model: Model, values: np.ndarray, changed: Iterable[str]) -> None:
+    """:func:`_resolve_state` on every row of a card matrix (in place)."""
+    if "state" not in model.by_name:
+        return
+    col = model.layout.column
+    if set(changed) & {"x0", "w0"} and "state" not in set(changed):
+        values[:, col("state")] = 0.0
+    state = values[:, col("state")]
+    for code, (gap, width) in PROGRAMMED_STATES.items():
+        rows = state == code
+        if rows.any():
+            values[rows, col("x0")] = values[rows, col(gap)]
+            values[rows, col("w0")] = values[rows, col(width)]
 
 
 def _check_constraints(model: Model, values: Mapping[str, float]) -> None:
@@ -84,6 +115,7 @@ class Card:
         _check_known(given, model)
         resolved = {p.name: _checked(p, given.get(p.name, p.default))
                     for p in model.parameters}
+        _resolve_state(model, resolved, given)
         _check_constraints(model, resolved)
         return cls(model, MappingProxyType(resolved), name, MappingProxyType(dict(meta or {})))
 
@@ -118,6 +150,7 @@ class Card:
         _check_known(changes, self.model)
         merged = dict(self.values)
         merged.update({n: _checked(self.model.by_name[n], v) for n, v in changes.items()})
+        _resolve_state(self.model, merged, changes)
         _check_constraints(self.model, merged)
         return Card(self.model, MappingProxyType(merged), self.name, self.meta)
 
@@ -248,6 +281,7 @@ class CardBatch:
                 raise CardError(f"parameter {name} of device {d}: {p.check(float(col[d]))} "
                                 f"(valid range {p.range_text})")
             values[:, self.model.layout.column(name)] = col
+        _resolve_state_columns(self.model, values, columns)
         values.setflags(write=False)  # this array is the new batch's own: no copy
         out = CardBatch(self.base, values)
         out._check_constraints()

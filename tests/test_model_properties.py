@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from rram import _kernels as K
 from rram import expr as E
 from rram.card import default_card
+from rram.equations.cell import PROGRAMMED_STATES
 from rram.model import MODEL, node_symbol
 from rram.printers.numpy_printer import engine_form
 
@@ -38,6 +39,9 @@ def _param_strategy(p):
 def cards(draw):
     values = {p.name: draw(_param_strategy(p)) for p in MODEL.parameters}
     values["wmin"] = min(values["wmin"], 0.5 * values["wcf"])
+    picked = PROGRAMMED_STATES.get(values["state"])  # as a card resolves it (rram.card)
+    if picked:
+        values["x0"], values["w0"] = values[picked[0]], values[picked[1]]
     return np.array([values[n] for n in NAMES])
 
 

@@ -64,6 +64,10 @@ def random_points(n: int, seed: int = 20261130, beyond: float = 0.0):
         card = random_card(rng)
         v = rng.uniform(-3, 3)
         x = rng.uniform(-beyond, card["l0"] / 1e-9 + beyond)
+        if beyond and len(points) % 3 < 2:  # a third below the gap's range, a third above
+            side = len(points) % 3
+            x = -rng.uniform(0, beyond) if side == 0 else card["l0"] / 1e-9 + rng.uniform(
+                0, beyond)
         w = rng.uniform(card["wmin"] / 1e-9 - beyond, card["wcf"] / 1e-9 + beyond)
         t = rng.uniform(card["tamb"] - 100.0 * beyond, 1500.0 + 1000.0 * beyond)
         ti, bi = v * rng.uniform(0.9, 1.0), v * rng.uniform(0.0, 0.05)

@@ -22,15 +22,23 @@ from .common import (
 
 
 @click.command()
+@card_option("Model card JSON to print or rewrite [default: the built-in card].")
+@click.option("--states", is_flag=True,
+              help="Derive the card's programmed states (xlrs, wlrs, xhrs, whrs: what "
+                   "an instance's state = 1 or 2 starts in) from its standard loop.")
 @click.option("--out", type=OutputPath(), default=None,
               help="Write the card to this JSON file instead of standard output.")
 @command_guard
-def card(out: str | None) -> None:
-    """Print or write the default model card as JSON."""
-    from ..card import default_card
+def card(card_path: str | None, states: bool, out: str | None) -> None:
+    """Print or write a model card as JSON (by default the built-in card)."""
     from ..io import write_text_atomic
 
-    text = default_card().to_json()
+    chosen = load_card(card_path)
+    if states:
+        from ..states import with_programmed_states
+
+        chosen = with_programmed_states(chosen)
+    text = chosen.to_json()
     if out is None:
         click.echo(text, nl=False)
     else:

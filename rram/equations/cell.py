@@ -39,6 +39,17 @@ PARAMETERS = (
        "pristine cell", "instance", 0, 5e-8, kind="instance", role="state"),
     _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
        kind="instance", role="state"),
+    # The programmed states an instance can start in (rram.states derives them from the
+    # card; the defaults are the default card's): `state` picks one, x0/w0 are the rest.
+    _p("state", 0, "", "Initial state: 0 the instance's x0, w0 (by default the pristine "
+       "cell); 1 the LRS (xlrs, wlrs); 2 the HRS (xhrs, whrs)", "instance",
+       choices=(0, 1, 2), kind="instance"),
+    _p("xlrs", 0.0, "m", "Gap of the LRS, state = 1: the end of the card's standard SET "
+       "(rram card --states)", "instance", 0, 5e-8),
+    _p("wlrs", 6.322e-9, "m", "CF width of the LRS, state = 1", "instance", 1e-11, 1e-7),
+    _p("xhrs", 1.867e-9, "m", "Gap of the HRS, state = 2: the end of the card's standard "
+       "RESET", "instance", 0, 5e-8),
+    _p("whrs", 5.855e-9, "m", "CF width of the HRS, state = 2", "instance", 1e-11, 1e-7),
     _p("l0", 3.5e-9, "m", "Switching-layer thickness (v2.0 L0 3 nm: room for the gap a "
        "3 V RESET opens); the gap's upper bound", "geometry", 5e-10, 5e-8, role="bound"),
     _p("wcf", 30e-9, "m", "Cell (oxide) width: the area of the leakage and a geometric bound "
@@ -84,6 +95,14 @@ def _floor_beyond_cell(v):
     return v["wmin"] >= v["wcf"]
 
 
+def _state_gap_beyond_layer(v):
+    return (v["xlrs"] > v["l0"]) | (v["xhrs"] > v["l0"])
+
+
+def _state_width_beyond_cell(v):
+    return (v["wlrs"] > v["wcf"]) | (v["whrs"] > v["wcf"])
+
+
 # named functions and message templates, not lambdas: a model travels to other
 # processes by its blocks (pickled by reference)
 CONSTRAINTS = (
@@ -93,7 +112,25 @@ CONSTRAINTS = (
                "parameter w0: {w0:g} m exceeds wcf = {wcf:g} m (valid w0 <= wcf)"),
     Constraint(_floor_beyond_cell,
                "parameter wmin: {wmin:g} m must be below wcf = {wcf:g} m"),
+    Constraint(_state_gap_beyond_layer,
+               "parameters xlrs {xlrs:g} m, xhrs {xhrs:g} m: a state's gap exceeds l0 = "
+               "{l0:g} m (valid 0 <= gap <= l0)"),
+    Constraint(_state_width_beyond_cell,
+               "parameters wlrs {wlrs:g} m, whrs {whrs:g} m: a state's width exceeds wcf = "
+               "{wcf:g} m (valid width <= wcf)"),
 )
+
+
+#: The programmed states of ``state`` (1, 2): the parameters of their gap and width.
+PROGRAMMED_STATES = {1.0: ("xlrs", "wlrs"), 2.0: ("xhrs", "whrs")}
+
+
+def selected(state: Expr, given: Expr, lrs: Expr, hrs: Expr) -> Expr:
+    """The initial value ``state`` (0, 1 or 2) picks: ``given``, ``lrs`` or ``hrs``.
+    Polynomial in the parameter, so every rendering spells it without a branch:
+    state·(2 − state) is 1 at 1 and 0 at 0 and 2; state·(state − 1)/2 is 1 at 2 only."""
+    return (given + state * (2.0 - state) * (lrs - given)
+            + 0.5 * state * (state - 1.0) * (hrs - given))
 
 
 def guard_recovery(value_nm: Expr, lo_nm: Expr, hi_nm: Expr) -> Expr:
@@ -127,8 +164,10 @@ def build(s: Scope) -> None:
     """
     P = s.P
     pol = P.polarity
-    gap_nm = P.x0 / NM + V("dgap")
-    width_nm = P.w0 / NM + V("dwidth")
+    # the states are measured from the initial state (x0, w0, or the programmed state
+    # `state` picks; a card resolves it into x0, w0: rram.card)
+    gap_nm = selected(P.state, P.x0, P.xlrs, P.xhrs) / NM + V("dgap")
+    width_nm = selected(P.state, P.w0, P.wlrs, P.whrs) / NM + V("dwidth")
     xg = P.xguard / NM
     x_lo, x_hi = -xg, P.l0 / NM + xg
     w_lo, w_hi = 0.5 * P.wmin / NM, P.wcf / NM + xg

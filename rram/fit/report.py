@@ -22,7 +22,10 @@ def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[st
     stages = [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
                "seconds": round(s.seconds, 2), "parameters": s.parameters,
                "correlations": s.correlations} for s in fit.stages]
-    return fit.card.with_meta(provenance={
+    from ..states import with_programmed_states
+
+    # the programmed states of the fitted card, not the default card's (rram.states)
+    return with_programmed_states(fit.card).with_meta(provenance={
         "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
         "cycle": loop.cycle, "recipe": json.loads(recipe.to_json())},
         fit={**fit.figures(), "protocol": protocol_of_loop(loop).as_meta(), "stages": stages,

@@ -8,8 +8,12 @@ from typing import Any
 import numpy as np
 
 from ..card import Card, default_card
-from ..engine.run import Options, SimResult, simulate
-from ..engine.stimulus import dc_loops
+from ..engine.run import SimResult
+from ..states import set_sign as set_sign  # the phenomena's, re-exported
+from ..states import standard_loops
+
+#: The phenomena's loops are the standard loop of the programmed states (rram.states).
+loops = standard_loops
 
 YEAR = 365.25 * 24 * 3600.0
 
@@ -28,22 +32,6 @@ class Phenomenon:
 
 def card_or_default(card: Card | None) -> Card:
     return card if card is not None else default_card()
-
-
-def set_sign(card: Card) -> float:
-    """+1 for a card that SETs at positive applied voltage, −1 otherwise."""
-    return float(card["polarity"])
-
-
-def loops(card: Card, options: Options | None, **kw) -> SimResult:
-    """DC loops of one card in the compliance circuit, in the card's own polarity
-    (``v_set``/``v_reset`` given as magnitudes)."""
-    s = set_sign(card)
-    kw["v_set"] = s * abs(kw.get("v_set", 2.0))
-    kw["v_reset"] = -s * abs(kw.get("v_reset", 2.0))
-    res = simulate("compliance", dc_loops(**kw), cards=card, options=options)
-    res.raise_on_failure()
-    return res
 
 
 def phase_mask(res: SimResult, d: int, t: np.ndarray, cycle: int, phase: str,

@@ -12,22 +12,8 @@ from ..constants import CELSIUS_ZERO, KB_EV
 from ..engine.run import Options, simulate
 from ..engine.static import read_resistance, solve_static
 from ..engine.stimulus import constant_stress
-from ..metrics import loop_metrics
-from .common import YEAR, Phenomenon, card_or_default, first_crossing_time, loops, set_sign
-
-
-def _states(card: Card, options: Options | None):
-    """(LRS, HRS) of the default loop's steady (second) cycle: gap and width (nm), and
-    the cycle's metrics."""
-    res = loops(card, options, cycles=2)
-    m = loop_metrics(res).iloc[1]
-    ev, st = res.events, res.stimuli[0]
-    phases = np.array(st.phases)
-    ends = {ph: np.flatnonzero((phases == ph) & (st.cycles == 1))[-1] for ph in ("set",
-                                                                               "reset")}
-    lrs, hrs = ({"gap_nm": max(float(ev["gap_end"][0, k]), 0.0),
-                 "width_nm": float(ev["width_end"][0, k])} for k in ends.values())
-    return lrs, hrs, m
+from ..states import standard_states as _states
+from .common import YEAR, Phenomenon, card_or_default, first_crossing_time, set_sign
 
 
 def _hold(card: Card, state: dict) -> Card:

@@ -37,6 +37,7 @@ Selected lines of the output (the default card)::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from .. import names as reserved_names
 from ..card import Card
@@ -89,12 +90,11 @@ VERILOGA = Dialect("veriloga", number=_va_number, symbol=_va_symbol)
 
 
 def _range(p: Parameter) -> str:
-    if p.choices:
-        lo, hi = min(p.choices), max(p.choices)
-        text = f"from [{format_number(lo)}:{format_number(hi)}]"
-        if len(p.choices) == 2:
-            text += f" exclude ({format_number(lo)}:{format_number(hi)})"
-        return text
+    if p.choices:  # the range of the choices, less the open intervals between them
+        c = sorted(p.choices)
+        return " ".join([f"from [{format_number(c[0])}:{format_number(c[-1])}]",
+                         *(f"exclude ({format_number(a)}:{format_number(b)})"
+                           for a, b in pairwise(c))])
     lo = "(" if p.lower_open else "["
     hi = ")" if p.upper_open else "]"
     return f"from {lo}{format_number(p.lower)}:{format_number(p.upper)}{hi}"
