@@ -41,6 +41,9 @@ PARAMETERS = (
        kind="instance", role="state"),
     # The programmed states an instance can start in (rram.states derives them from the
     # card; the defaults are the default card's): `state` picks one, x0/w0 are the rest.
+    # No rule ties them to l0 and wcf: a state is checked where it is picked (a card puts
+    # it in x0, w0, whose rules hold), so a card whose layer changed stays valid until it
+    # starts a cell in a stale state (`rram card --states` derives them again).
     _p("state", 0, "", "Initial state: 0 the instance's x0, w0 (by default the pristine "
        "cell); 1 the LRS (xlrs, wlrs); 2 the HRS (xhrs, whrs)", "instance",
        choices=(0, 1, 2), kind="instance"),
@@ -95,14 +98,6 @@ def _floor_beyond_cell(v):
     return v["wmin"] >= v["wcf"]
 
 
-def _state_gap_beyond_layer(v):
-    return (v["xlrs"] > v["l0"]) | (v["xhrs"] > v["l0"])
-
-
-def _state_width_beyond_cell(v):
-    return (v["wlrs"] > v["wcf"]) | (v["whrs"] > v["wcf"])
-
-
 # named functions and message templates, not lambdas: a model travels to other
 # processes by its blocks (pickled by reference)
 CONSTRAINTS = (
@@ -112,12 +107,6 @@ CONSTRAINTS = (
                "parameter w0: {w0:g} m exceeds wcf = {wcf:g} m (valid w0 <= wcf)"),
     Constraint(_floor_beyond_cell,
                "parameter wmin: {wmin:g} m must be below wcf = {wcf:g} m"),
-    Constraint(_state_gap_beyond_layer,
-               "parameters xlrs {xlrs:g} m, xhrs {xhrs:g} m: a state's gap exceeds l0 = "
-               "{l0:g} m (valid 0 <= gap <= l0)"),
-    Constraint(_state_width_beyond_cell,
-               "parameters wlrs {wlrs:g} m, whrs {whrs:g} m: a state's width exceeds wcf = "
-               "{wcf:g} m (valid width <= wcf)"),
 )
 
 

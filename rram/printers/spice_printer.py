@@ -22,7 +22,7 @@ Selected lines of the output (the default card; long lines cut here)::
     >>> keep = (".subckt", ".param ea_eff", ".func rr_safe_exp", "Rln_rate_hop", "Bbr_cf",
     ...         "Cbr_x", ".ends")
     >>> print("\n".join(line[:64].rstrip() for line in lines if line.startswith(keep)))
-    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 dtamb=0.0 de
+    .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 state=0.0 xl
     .param ea_eff = {ea + dea}
     .func rr_safe_exp(arg) {((arg) < 40.0 ? exp(arg) : exp(40.0)*(1
     Rln_rate_hop ln_rate_hop 0 1

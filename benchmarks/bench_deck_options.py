@@ -1,0 +1,141 @@
+"""What ngspice's options cost a many-cell OSDI deck (issue 37): the options the docs
+recommend against ngspice's defaults, one at a time.
+
+``--cells`` cells (default 100) on one source, each behind its own load (5 kΩ, ±10 %
+drawn per cell, or all equal with ``--identical``), a 4 ms loop 0 → 2 V → 0 → −2 V → 0,
+``tmax`` 1 µs, the current OSDI build with ``set num_threads=1``.  Each option set runs
+``--repeats`` times, the sets alternating: device-loops/s (median), Newton iterations
+and time points (ngspice's ``rusage``), iterations per time point, and the mean cell
+resistance read at the end of the SET (R_on) and of the RESET (R_off) against the
+default options'; then, on ``--step-cells`` of the cells, how far R_on and R_off move
+from ``tmax`` 10 µs to 0.1 µs under each option set: what the options buy.
+
+The VM is shared and noisy: read the ratios, measured side by side in one run.
+
+    python benchmarks/bench_deck_options.py [--cells 100] [--repeats 3] [--identical]
+                                            [--markdown]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import report
+
+LOOP = "PWL(0 0 1m 2 2m 0 3m -2 4m 0)"
+#: Times (s) at which the source is at +0.2 V after the SET and −0.2 V after the RESET
+#: (on the way back to 0): the reads of R_on and R_off.
+READS = {"r_on": 1.9e-3, "r_off": 3.9e-3}
+SETS = {
+    "ngspice defaults": "",
+    "klu": "klu",
+    "method=gear": "method=gear",
+    "reltol=1e-4": "reltol=1e-4",
+    "klu method=gear reltol=1e-4 (docs)": "klu method=gear reltol=1e-4",
+}
+ACCT = {"iterations": r"Transient iterations = (\d+)",
+        "timepoints": r"Transient timepoints = (\d+)",
+        "rejected": r"Rejected timepoints = (\d+)"}
+
+
+def deck(osdi: Path, loads: np.ndarray, options: str, tmax: float = 1e-6) -> str:
+    lines = ["* many-cell OSDI deck", f".options num_threads=1 {options}", ".control",
+             f"pre_osdi {osdi}", "set num_threads=1", "run",
+             *(f"meas tran {name}_{i} find i(vr{i}) at={t}" for i in range(len(loads))
+               for name, t in READS.items()),
+             "rusage all", ".endc", f"Vbl bl 0 {LOOP}", ".model rrmod rram"]
+    for i, r in enumerate(loads):
+        lines += [f"Rs{i} bl mid{i} {r:.6g}", f"Vr{i} mid{i} c{i} 0", f"N{i} c{i} 0 rrmod"]
+    lines += [f".tran {tmax:g} 0.004 0 {tmax:g}", ".end"]
+    return "\n".join(lines) + "\n"
+
+
+def run(text: str, workdir: Path, loads: np.ndarray) -> dict[str, float]:
+    path = workdir / "deck.cir"
+    path.write_text(text)
+    t0 = time.perf_counter()
+    proc = subprocess.run(["ngspice", "-b", str(path)], capture_output=True, text=True,
+                          cwd=workdir, timeout=3600)
+    wall = time.perf_counter() - t0
+    out = proc.stdout + proc.stderr
+    if "too small" in out or "singular" in out.lower():
+        raise RuntimeError(f"ngspice failed:\n{out[-2000:]}")
+    got = {k: float(re.search(p, out).group(1)) for k, p in ACCT.items()}
+    got["wall_s"] = wall
+    for name, t in READS.items():
+        v = abs(float(np.interp(t, [0, 1e-3, 2e-3, 3e-3, 4e-3], [0, 2, 0, -2, 0])))
+        currents = [abs(float(m)) for m in re.findall(rf"{name}_\d+\s*=\s*([-\d.eE+]+)", out)]
+        if len(currents) != len(loads):
+            raise RuntimeError(f"{name}: {len(currents)} of {len(loads)} reads:\n{out[-2000:]}")
+        got[name] = float(np.mean(v / np.array(currents) - loads))  # the cells alone
+    return got
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cells", type=int, default=100)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--identical", action="store_true", help="every load 5 kΩ")
+    ap.add_argument("--step-cells", type=int, default=10,
+                    help="cells of the step-dependence decks (tmax 10 us and 0.1 us)")
+    report.add_option(ap)
+    args = ap.parse_args()
+    from rram.card import default_card
+    from rram.spice import models
+
+    osdi = models.osdi_module(default_card().model)
+    rng = np.random.default_rng(37)
+    loads = 5e3 * (1.0 if args.identical else 1.0 + 0.1 * rng.uniform(-1, 1, args.cells)) \
+        * np.ones(args.cells)
+    runs: dict[str, list[dict[str, float]]] = {k: [] for k in SETS}
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
+        for _ in range(args.repeats):
+            for name, options in SETS.items():
+                runs[name].append(run(deck(osdi, loads, options), Path(tmp), loads))
+    base = runs["ngspice defaults"][0]
+    rows = []
+    for name, rs in runs.items():
+        rate = args.cells / statistics.median(r["wall_s"] for r in rs)
+        s = rs[0]
+        per_point = s["iterations"] / s["timepoints"]
+        shifts = [100 * (s[k] / base[k] - 1) for k in READS]
+        print(f"  {name:36s} {rate:7.1f} device-loops/s  {s['iterations']:6.0f} iterations "
+              f"{s['timepoints']:6.0f} points ({per_point:.2f}/point, {s['rejected']:.0f} "
+              f"rejected)  R_on {shifts[0]:+.2f} %  R_off {shifts[1]:+.2f} %", flush=True)
+        rows.append([name, f"{rate:.1f}", f"{s['iterations']:.0f}", f"{s['timepoints']:.0f}",
+                     f"{s['rejected']:.0f}", f"{per_point:.2f}", f"{shifts[0]:+.2f}",
+                     f"{shifts[1]:+.2f}"])
+    kind = "identical" if args.identical else "±10 % loads"
+    # what the options buy: the reads' dependence on the step cap, 10 us against 0.1 us
+    steps, few = [], loads[:args.step_cells]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
+        for name, options in SETS.items():
+            coarse, fine = (run(deck(osdi, few, options, t), Path(tmp), few)
+                            for t in (1e-5, 1e-7))
+            moved = [100 * (coarse[k] / fine[k] - 1) for k in READS]
+            print(f"  {name:36s} tmax 10 us against 0.1 us: R_on {moved[0]:+.2f} %  "
+                  f"R_off {moved[1]:+.2f} %", flush=True)
+            steps.append([name, f"{moved[0]:+.2f}", f"{moved[1]:+.2f}"])
+    table = (f"{args.cells} cells on one source ({kind}), median of {args.repeats} runs",
+             ["options", "device-loops/s", "Newton iterations", "time points", "rejected",
+              "iterations per point", "R_on vs defaults (%)", "R_off vs defaults (%)"], rows)
+    step_table = (f"The reads' step dependence, {len(few)} of the cells: tmax 10 µs against "
+                  "0.1 µs", ["options", "R_on (%)", "R_off (%)"], steps)
+    if args.markdown:
+        report.write(__file__, "What ngspice's options cost a many-cell OSDI deck",
+                     "The recommended options against ngspice's defaults, one at a time, in "
+                     "one many-cell deck, and their reads' dependence on the step cap",
+                     [table, step_table])
+
+
+if __name__ == "__main__":
+    main()
