@@ -218,3 +218,19 @@ def test_the_worst_case_read_margin_falls_with_size_and_a_selector_restores_it()
     assert one_r[0] > one_r[1] > one_r[2] > 0
     one_s = read_margin(ArraySpec("1s1r", 16, 16), 1.4).margin
     assert one_s > 2 * one_r[2]
+
+
+def test_a_state_a_simulator_left_just_beyond_its_bound_is_taken_at_the_bound():
+    """Issue 37: ngspice left a SET's gap at -0.006 nm, which an instance's x0 refuses:
+    the arrays put such a state on its bound; farther out stays an error."""
+    from rram.array.cells import SNAP_NM, cell_parameters, with_states
+
+    spec = ArraySpec(rows=1, cols=2)
+    cards = cell_parameters(spec)
+    l0, wcf = cards["l0"][0] / 1e-9, cards["wcf"][0] / 1e-9
+    got = with_states(spec, cards, States(np.array([[-0.006, l0 + 0.004]]),
+                                          np.array([[5.0, wcf + 0.009]])))
+    np.testing.assert_array_equal(got["x0"] / 1e-9, [0.0, l0])
+    np.testing.assert_allclose(got["w0"] / 1e-9, [5.0, wcf])
+    with pytest.raises(InputError, match=r"gap -0.02 nm is out of range"):
+        with_states(spec, cards, States(np.array([[-2 * SNAP_NM, 1.0]]), np.full((1, 2), 5.0)))
