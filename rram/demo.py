@@ -147,7 +147,8 @@ def _array(card: Card, out: Path, log) -> None:
     metal = Metal(rho=ARRAY_RHO)
     spec = ArraySpec("1r", n, n, row_metal=metal, col_metal=metal, card=card,
                      variation=default_variation(), seed=ARRAY_SEED)
-    r = read(spec, 0.2, pattern_states(named_pattern("random", spec.shape, ARRAY_SEED)))
+    r = read(spec, 0.2, pattern_states(named_pattern("random", spec.shape, ARRAY_SEED),
+                                       spec.card))
     ii, jj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     df = pd.DataFrame({"row": ii.ravel(), "col": jj.ravel(), "v_cell_V": r.v_cell.ravel(),
                        "i_cell_A": r.i_cell.ravel(), "line_drop_V": r.line_drop.ravel()})

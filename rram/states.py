@@ -23,6 +23,16 @@ from .metrics import loop_metrics
 STATE_PARAMETERS = {"lrs": ("xlrs", "wlrs"), "hrs": ("xhrs", "whrs")}
 
 
+def programmed(card: Card, which: str) -> tuple[float, float]:
+    """The gap and width (nm) of ``card``'s programmed state ``which`` (``lrs`` or
+    ``hrs``): what an instance with ``state`` = 1 or 2 starts in."""
+    try:
+        gap, width = STATE_PARAMETERS[which]
+    except KeyError:
+        raise ValueError(f"programmed state {which!r}: valid are lrs, hrs") from None
+    return card[gap] / NM, card[width] / NM
+
+
 def set_sign(card: Card) -> float:
     """+1 for a card that SETs at positive applied voltage, −1 otherwise."""
     return float(card["polarity"])

@@ -109,7 +109,9 @@ def test_linear_vmm_matches_the_nonlinear_read_near_its_reference():
     states = pattern_states(np.random.default_rng(4).random((16, 16)) < 0.5)
     lin = vmm(spec, np.full((1, 16), 0.2), states, v_ref=0.2)
     nl = read(spec, 0.2, states)
-    assert np.max(np.abs(lin.outputs[0] / nl.i_col - 1)) < 2e-3
+    # measured 5.2e-3 with the card's programmed LRS (4.2 kOhm; the wires leave the cells
+    # 2-6 % below v_ref); 1.4e-3 with the softer 10 kOhm LRS the arrays used before
+    assert np.max(np.abs(lin.outputs[0] / nl.i_col - 1)) < 1e-2
     assert 0 < lin.relative_error < 0.2  # the wires lose current against the ideal
 
 

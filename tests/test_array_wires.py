@@ -101,8 +101,9 @@ def test_beta_zero_is_the_plain_read_and_heating_raises_the_ir_drop():
     np.testing.assert_array_equal(cold.read.v_cell, plain.v_cell)
     np.testing.assert_array_equal(cold.read.i_col, plain.i_col)
     assert cold.max_delta_t == 0.0
-    # a poor thermal path (1 um of a 0.1 W/m/K dielectric): tens of kelvin
-    heating = WireHeating(beta=3.9e-3, k_dielectric=0.1, t_dielectric=1e-6)
+    # a poor thermal path (1 um of a 0.6 W/m/K dielectric under the card's 4.2 kOhm
+    # LRS; 0.1 under the 10 kOhm LRS the arrays used before): tens of kelvin
+    heating = WireHeating(beta=3.9e-3, k_dielectric=0.6, t_dielectric=1e-6)
     hot = heated_read(spec, 0.2, states, heating)
     assert 1 < hot.iterations < 50 and hot.max_delta_t > 10
     assert hot.read.worst_drop > 1.05 * plain.worst_drop
@@ -116,7 +117,7 @@ def test_beta_zero_is_the_plain_read_and_heating_raises_the_ir_drop():
         * current**2 * c.ohms
     np.testing.assert_allclose(rise, hot.delta_t, atol=10 * TEMP_TOL)
     # more heating, more drop
-    hotter = heated_read(spec, 0.2, states, WireHeating(beta=3.9e-3, k_dielectric=0.05,
+    hotter = heated_read(spec, 0.2, states, WireHeating(beta=3.9e-3, k_dielectric=0.3,
                                                         t_dielectric=1e-6))
     assert hotter.read.worst_drop > hot.read.worst_drop
 
@@ -137,14 +138,16 @@ def test_strong_heating_settles_and_a_runaway_is_reported():
 
     spec = ArraySpec("1r", 16, 16, row_metal=METAL, col_metal=METAL)
     states = pattern_states(np.ones(spec.shape, bool))
-    # hundreds of kelvin, where plain substitution (a·β near 1) crawls or diverges
-    hot = heated_read(spec, 0.3, states, WireHeating(k_dielectric=0.5, t_dielectric=1e-6))
+    # hundreds of kelvin, where plain substitution (a·β near 1) crawls or diverges (the
+    # dielectric x6 against the 10 kOhm LRS the arrays used before: the card's 4.2 kOhm
+    # LRS carries 2.4x the current)
+    hot = heated_read(spec, 0.3, states, WireHeating(k_dielectric=3.0, t_dielectric=1e-6))
     assert 200 < hot.max_delta_t < 1000 and hot.iterations < 30
     c, v = hot.read.circuit, np.append(hot.read.v_nets, 0.0)
     current = (v[c.res[:, 0]] - v[c.res[:, 1]]) / c.ohms
     r0 = c.ohms / (1 + 3.9e-3 * hot.delta_t)
     length = r0 * METAL.width * METAL.thickness / METAL.rho
-    rise = 1e-6 / (0.5 * METAL.width * length) * current**2 * c.ohms
+    rise = 1e-6 / (3.0 * METAL.width * length) * current**2 * c.ohms
     np.testing.assert_allclose(rise, hot.delta_t, atol=1e-5)
     with pytest.raises(ConvergenceError, match="thermal runaway of the wires"):
-        heated_read(spec, 0.3, states, WireHeating(k_dielectric=0.05, t_dielectric=1e-6))
+        heated_read(spec, 0.3, states, WireHeating(k_dielectric=0.3, t_dielectric=1e-6))

@@ -69,7 +69,9 @@ def test_the_adjoint_predicts_the_effect_of_flipping_a_cell():
         q = p.copy()
         q[k] = ~q[k]
         change = reader.current(q)[0] - i0
-        assert gain[k] == pytest.approx(change, rel=0.1), k
+        # first order in the flip: 11 % at most with the card's 4.2 kOhm LRS (10 % with
+        # the 10 kOhm LRS the arrays used before)
+        assert gain[k] == pytest.approx(change, rel=0.15), k
     assert gain[0, 3] == 0.0
 
 

@@ -15,8 +15,10 @@ from rram.errors import InputError
 HRS = pattern_states(np.zeros((4, 4), bool))
 LRS = pattern_states(np.ones((4, 4), bool))
 CELL = (1, 2)
-#: A SET pulse that disturbs half-selected HRS cells measurably at V/2 (0.9 V on them).
-SET = PulseTrain(1.8, 1e-6, 10)
+#: A SET pulse that disturbs half-selected HRS cells measurably at V/2 (0.825 V on them:
+#: the card's programmed HRS, 237 kOhm, disturbs 0.05 % over 10 pulses at 1.5 V, 2.7 %
+#: at 1.65 V, and switches fully at 1.8 V, the amplitude of the 1.2 MOhm HRS before).
+SET = PulseTrain(1.65, 1e-6, 10)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +32,7 @@ def v3():
 
 
 def test_the_selected_cell_sets_from_the_hrs(v2):
-    assert v2.r[CELL] < v2.r0[CELL] / 100  # ~1.2 MOhm -> ~200 Ohm
+    assert v2.r[CELL] < v2.r0[CELL] / 100  # ~237 kOhm -> ~220 Ohm
     assert v2.states.gap_nm[CELL] < 0.1 < HRS.gap_nm[CELL]
 
 
@@ -116,8 +118,13 @@ def test_bad_pulses_and_1t1r_are_refused():
 
 
 def test_a_selector_suppresses_the_half_select_disturb(v2):
-    r = write(ArraySpec("1s1r", 4, 4), CELL, SET, "v/2", HRS)
+    # 2 V: the selector takes its threshold from the selected cell's pulse (at 1.65 V the
+    # 1S1R cell does not set); the 1R array at 2 V disturbs its half-selected cells fully
+    pulse = PulseTrain(2.0, 1e-6, 10)
+    r = write(ArraySpec("1s1r", 4, 4), CELL, pulse, "v/2", HRS)
+    bare = write(ArraySpec("1r", 4, 4), CELL, pulse, "v/2", HRS)
     h = r.half_selected
+    assert np.abs(r.change[h]).max() < np.abs(bare.change[h]).min() / 100
     assert np.abs(r.change[h]).max() < np.abs(v2.change[h]).min() / 100
     assert r.r[CELL] < r.r0[CELL] / 10  # the selected cell still sets
 
@@ -126,16 +133,17 @@ def test_a_selector_suppresses_the_half_select_disturb(v2):
 @pytest.mark.veriloga
 @pytest.mark.parametrize("N", [4, pytest.param(8, marks=pytest.mark.slow)])
 def test_a_v2_write_of_100_pulses_agrees_with_ngspice(N):
-    """N x N crossbar, every cell in the HRS, 100 SET pulses of 1.7 V / 1 µs under V/2:
-    the half-selected cells' resistance changes (8 x 8: 2-8 %, the larger near the
-    drivers, where the switched cell's current drops less on the wires) within 2 % of
-    ngspice's."""
+    """N x N crossbar, every cell in the card's programmed HRS, 100 SET pulses of 1.6 V /
+    1 µs under V/2: the half-selected cells' resistance changes (8 x 8: 3-17 %, the
+    larger near the drivers, where the switched cell's current drops less on the wires;
+    at 1.7 V they all set, as they did not from the 1.2 MOhm HRS the arrays used before)
+    within 2 % of ngspice's (measured 8e-4)."""
     from rram.array.write_spice import ngspice_write
 
     cell = (N // 2 - 1, N // 2)
     spec = ArraySpec("1r", N, N)
     states = pattern_states(np.zeros((N, N), bool))
-    pulse = PulseTrain(1.7, 1e-6, 100)
+    pulse = PulseTrain(1.6, 1e-6, 100)
     native = write(spec, cell, pulse, "v/2", states)
     spice = ngspice_write(spec, cell, pulse, "v/2", states)
     h = native.half_selected
@@ -144,7 +152,7 @@ def test_a_v2_write_of_100_pulses_agrees_with_ngspice(N):
           f"{b.min():.4f}..{b.max():.4f}; worst relative difference "
           f"{np.max(np.abs(a / b - 1)):.2e}; native {native.seconds:.1f} s, ngspice "
           f"{spice.seconds:.1f} s")
-    assert np.abs(b).min() > 0.01  # measurable
+    assert np.abs(b).min() > 0.01 and np.abs(b).max() < 0.5  # measurable, not switched
     assert np.max(np.abs(a / b - 1)) < 0.02
     assert native.r[cell] < native.r0[cell] / 100 and spice.r[cell] < spice.r0[cell] / 100
 
@@ -182,7 +190,7 @@ def test_the_largest_array_within_a_disturb_budget():
     def all_hrs(n):
         return pattern_states(np.zeros((n, n), bool))
 
-    pulse = PulseTrain(1.7, 1e-6, 10)
+    pulse = PulseTrain(1.6, 1e-6, 10)  # small disturbs: 0.9 % per write at V/2
     rows, largest = disturb_budget(ArraySpec("1r", 4, 4), [3, 4, 6, 8], pulse, 0.04,
                                    "v/2", all_hrs)
     assert [r.rows for r in rows] == [3, 4, 6, 8]

@@ -13,18 +13,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import CardBatch, formed_state
+from ..card import Card, CardBatch, default_card, formed_state
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
 from ..constants import NM
 from ..engine.static import TIP_GUESSES, solve_rounds
 from ..errors import ConvergenceError, InputError
 from ..status import Status
 from .spec import ArraySpec
-
-#: A low-resistance and a high-resistance state of the default card (gap, width in nm):
-#: about 10 kΩ and 1.2 MΩ read at 0.2 V.
-LRS = (0.3, 5.0)
-HRS = (2.0, 3.0)
 
 
 def cell_parameters(spec: ArraySpec) -> CardBatch:
@@ -61,11 +56,16 @@ class States:
                              f"{self.width_nm.shape} differ in shape")
 
 
-def pattern_states(pattern: np.ndarray, lrs: tuple[float, float] = LRS,
-                   hrs: tuple[float, float] = HRS) -> States:
-    """States of a data pattern: True cells in ``lrs``, the others in ``hrs`` (nm)."""
+def pattern_states(pattern: np.ndarray, card: Card | None = None) -> States:
+    """States of a data pattern: True cells in the LRS of ``card`` (default: the built-in
+    card), the others in its HRS: the programmed states an instance's ``state`` = 1 or 2
+    starts in (:mod:`rram.states`; the default card's read 4.2 kΩ and 237 kΩ at 0.1 V)."""
+    from ..states import programmed
+
+    card = card if card is not None else default_card()
+    (lrs_gap, lrs_width), (hrs_gap, hrs_width) = (programmed(card, w) for w in ("lrs", "hrs"))
     p = np.asarray(pattern, bool)
-    return States(np.where(p, lrs[0], hrs[0]), np.where(p, lrs[1], hrs[1]))
+    return States(np.where(p, lrs_gap, hrs_gap), np.where(p, lrs_width, hrs_width))
 
 
 PATTERNS = ("all-lrs", "all-hrs", "checkerboard", "random")

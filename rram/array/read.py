@@ -228,13 +228,14 @@ def read_margin(spec: ArraySpec, v_read: float, cell: tuple[int, int] | None = N
     """The read margin of ``cell`` (default: row 0, column cols − 1, the farthest from
     both the driver and the sense) under the V/2 scheme: its row at ``v_read``, the
     other rows and columns at ``v_read``/2, its column sensed at 0 V."""
-    from .cells import HRS, LRS
+    from ..states import programmed
 
     i, j = check_cell(spec, cell)
     rows, cols, gates = half_bias(spec, v_read, (i, j))
+    lrs, hrs = programmed(spec.card, "lrs"), programmed(spec.card, "hrs")
     currents = []
-    for state in (LRS, HRS):
-        gap, width = np.full(spec.shape, LRS[0]), np.full(spec.shape, LRS[1])
+    for state in (lrs, hrs):
+        gap, width = np.full(spec.shape, lrs[0]), np.full(spec.shape, lrs[1])
         gap[i, j], width[i, j] = state
         r = read(spec, rows, States(gap, width), v_gates=gates, v_cols=cols)
         currents.append(float(r.i_col[j]))

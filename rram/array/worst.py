@@ -74,11 +74,11 @@ class _Reader:
         change of it when each cell flips (A; 0 at the selected cell))."""
         p = self._background(pattern)
         rows, cols, gates = self.bias
-        c, bank, op = solve_read(self.spec, rows, pattern_states(p), gates, cols,
-                                 self.params)
+        c, bank, op = solve_read(self.spec, rows, pattern_states(p, self.spec.card), gates,
+                                 cols, self.params)
         self.count()
         current = -float(op.i_source[self.source])
-        flipped = with_states(self.spec, self.params, pattern_states(~p))
+        flipped = with_states(self.spec, self.params, pattern_states(~p, self.spec.card))
         i_flip, _ = CellBank(flipped).evaluate(op.v_cell)
         gain = (cell_transfer(c, bank, op, self.source)
                 * (i_flip - op.i_cell)).reshape(self.spec.shape)

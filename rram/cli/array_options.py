@@ -84,7 +84,7 @@ def array_spec(kw: dict[str, Any]):
 def _states(spec, kw):
     from ..array.cells import named_pattern, pattern_states
 
-    return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]))
+    return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]), spec.card)
 
 
 def _heated(kw: dict[str, Any]) -> bool:

@@ -163,7 +163,8 @@ def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, An
     try:
         rows, largest = disturb_budget(
             spec, ns, pulse, budget, kw["scheme"],
-            lambda n: pattern_states(named_pattern(kw["pattern"], (n, n), kw["seed"])),
+            lambda n: pattern_states(named_pattern(kw["pattern"], (n, n), kw["seed"]),
+                                     spec.card),
             None if bar is None else lambda n: bar.update(1))
     finally:
         if bar is not None:
