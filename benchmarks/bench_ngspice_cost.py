@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import report
+from ngspice_batch import batch
 
 BASELINE = "61f1ca6"
 OPTIONS = ".options method=gear reltol=0.0001 acct"
@@ -43,13 +44,7 @@ ACCT = {"iterations": r"Transient iterations = (\d+)",
 
 def run_deck(text: str, workdir: Path) -> dict[str, float]:
     """``ngspice -b`` on ``text``: its accounting, and the wall time."""
-    deck = workdir / "deck.cir"
-    deck.write_text(text)
-    t0 = time.perf_counter()
-    proc = subprocess.run(["ngspice", "-b", str(deck)], capture_output=True, text=True,
-                          cwd=workdir, timeout=3600)
-    wall = time.perf_counter() - t0
-    out = proc.stdout + proc.stderr
+    out, wall = batch(text, workdir)
     if "too small" in out or "rror" in out.replace("Error estimate", ""):
         raise RuntimeError(f"ngspice failed:\n{out[-2000:]}")
     stats = {k: float(re.search(p, out).group(1)) for k, p in ACCT.items()}
