@@ -60,7 +60,8 @@ class Parameter:
 
     ``lower``/``upper`` bound the value; ``*_open`` makes that end exclusive.  ``choices``
     restricts the value to a finite set (switches).  ``kind`` is ``"instance"`` for
-    parameters that may differ per instance in SPICE (initial state, variation hooks),
+    parameters that may differ per instance in SPICE (initial state, the carriers of
+    variation: one ``.model`` serves a varied array),
     ``"environment"`` for what the simulator provides (the ambient temperature): a
     column of the Python engine's cards, never in a card file or an exported model.
     """

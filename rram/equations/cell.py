@@ -54,9 +54,11 @@ PARAMETERS = (
        "RESET", "instance", 0, 5e-8),
     _p("whrs", 5.855e-9, "m", "CF width of the HRS, state = 2", "instance", 1e-11, 1e-7),
     _p("l0", 3.5e-9, "m", "Switching-layer thickness (v2.0 L0 3 nm: room for the gap a "
-       "3 V RESET opens); the gap's upper bound", "geometry", 5e-10, 5e-8, role="bound"),
+       "3 V RESET opens); the gap's upper bound", "geometry", 5e-10, 5e-8, kind="instance",
+       role="bound"),
     _p("wcf", 30e-9, "m", "Cell (oxide) width: the area of the leakage and a geometric bound "
-       "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, role="bound"),
+       "of the CF width, never reached in use", "geometry", 5e-10, 1e-6, kind="instance",
+       role="bound"),
     _p("wmin", 0.1e-9, "m", "Minimum CF width (lower bound of RESET thinning)", "geometry",
        1e-11, 5e-9, role="bound"),
     _p("tamb", 300, "K", "Ambient temperature of the simulation: the simulator's "
@@ -65,7 +67,7 @@ PARAMETERS = (
     # The CF's constriction at the top electrode, formed anew by each SET: an oxygen
     # reservoir that oxidises over cycling raises it (the LRS's slow upper mode).
     _p("rtop", 20, "Ohm", "Top contact resistance, CF to top electrode (v2.0 RC cell R1)",
-       "extrinsic", 1e-3, 1e7, role="filament"),
+       "extrinsic", 1e-3, 1e7, kind="instance", role="filament"),
     _p("rbot", 20, "Ohm", "Bottom contact resistance (v2.0 RC cell R2)", "extrinsic",
        1e-3, 1e7),
     _p("cp", 1e-15, "F", "Parasitic capacitance across the cell (v2.0 RC cell C)",

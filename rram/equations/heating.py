@@ -20,7 +20,7 @@ PARAMETERS = (
     _p("kth", 3200, "K/(W*Ohm)", "Thermal over electrical resistance of the CF body, "
        "R_th,CF = kth*rho0*(l0 - x)/area (Wiedemann-Franz: 1/(8*L*T) ~ 6e3 for a wire cooled "
        "at both ends, less for the heat lost into the oxide)", "thermal", 0, 1e6,
-       role="filament"),
+       kind="instance", role="filament"),
     _p("rthox", 2e9, "K/W", "Thermal resistance of the heat path through the oxide around "
        "the CF, in parallel with the CF's own", "thermal", 1e3, 1e13, role="kinetic"),
     _p("tauth", 1e-11, "s", "Thermal time constant of the CF (l0^2/D for HfO2: 10 ps)",
