@@ -30,7 +30,7 @@ HOP_FLOOR = 1e-3
 
 PARAMETERS = (
     _p("deh", 0, "eV", "Offset on the ion-hopping barrier eh (variation)", "instance",
-       -0.5, 0.5, kind="instance", role="kinetic"),
+       -1.0, 1.0, kind="instance", role="kinetic"),
     _p("dei", 0, "eV", "Offset on the ion-release barrier ei (variation)", "instance",
        -1.0, 1.0, kind="instance", role="kinetic"),
     _p("eh", 1.4, "eV", "O2- hopping barrier across the gap, RESET (v2.0 1.12)", "kinetics",

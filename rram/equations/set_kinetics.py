@@ -32,7 +32,7 @@ from .scope import AuxNode, Block, Scope
 
 PARAMETERS = (
     _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
-       -1.0, 1.0, kind="instance", role="kinetic"),
+       -0.7, 0.7, kind="instance", role="kinetic"),
     _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
        kind="instance", role="kinetic"),
     _p("fw", 1, "", "Factor on the lateral-growth field term alphaw (variation of the CF "
