@@ -30,9 +30,13 @@ from ..params import parameter as _p
 from .ions import capped_rate, restoring
 from .scope import AuxNode, Block, Scope
 
+#: ``dea`` within ±0.7 eV: a generation barrier lowered further SETs the CF where it runs
+#: away and fills its cell (fitted TUD card, the other carriers varying: −0.7 eV 0 %,
+#: −0.8 eV 27 %, −0.9 eV 99 % of the cycles outside the range of validity); the per-cycle
+#: fits of the TUD record span −0.34…+0.55 eV.
 PARAMETERS = (
     _p("dea", 0, "eV", "Offset on the vacancy-generation barrier ea (variation)", "instance",
-       -1.0, 1.0, kind="instance", role="kinetic"),
+       -0.7, 0.7, kind="instance", role="kinetic"),
     _p("kw", 1, "", "Factor on the lateral-growth rate (variation)", "instance", 1e-3, 1e3,
        kind="instance", role="kinetic"),
     _p("fw", 1, "", "Factor on the lateral-growth field term alphaw (variation of the CF "

@@ -51,6 +51,23 @@ GEOMETRY_GRID = (1.15, 1.3, 1.5, 1.75, 2.0)
 SCAN_ROUNDS = 3
 
 
+#: Marquardt's damping of the linearised steps: the least-squares step is regularised
+#: by this fraction of each column's squared norm, so a direction the probes barely
+#: tell apart (two carriers moving the medians alike) takes a small step instead of a
+#: large one whose sign a 2 % change in one probe flips.
+RIDGE = 0.1
+
+
+def damped_lstsq(a: np.ndarray, b: np.ndarray, ridge: float = RIDGE) -> np.ndarray:
+    """argmin |a·x − b|² + ridge·Σ_j |a_j|² x_j² (Levenberg–Marquardt with Marquardt's
+    column scaling): the exact least-squares step where ``a`` is well conditioned,
+    shrunk along its weakly determined directions."""
+    norms = np.linalg.norm(a, axis=0)
+    scaled = np.vstack([a, np.diag(math.sqrt(ridge) * norms)])
+    rhs = np.concatenate([b, np.zeros(a.shape[1])])
+    return np.linalg.lstsq(scaled, rhs, rcond=None)[0]
+
+
 def contrast(model: dict, metric: str) -> float:
     """A metric's median in the upper configuration less that in the lower, simulated."""
     got = model["configurations"][metric]
@@ -187,8 +204,7 @@ def moment_step(ev: Evaluator, values: dict[str, float], model: dict, sens: np.n
         got, cfg = model["configurations"], ev.config.stats
         miss = np.array([(cfg[m]["lower"] - got[m]["lower"]) / s if m in cfg else x
                          for m, s, x in zip(metrics, s_data, miss, strict=True)])
-    step = np.linalg.lstsq(weight[:, None] * sens / s_data[:, None], weight * miss,
-                           rcond=None)[0]
+    step = damped_lstsq(weight[:, None] * sens / s_data[:, None], weight * miss)
     trial = dict(values)
     for j, p in enumerate(carriers):
         limit = 3 * PROBE[p]
@@ -252,7 +268,7 @@ def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | Non
     a = (keep * weight)[:, None] * sens / s_data[:, None]
 
     def solve(miss: np.ndarray) -> np.ndarray:
-        return np.linalg.lstsq(a, keep * weight * np.nan_to_num(miss) / s_data, rcond=None)[0]
+        return damped_lstsq(a, keep * weight * np.nan_to_num(miss) / s_data)
 
     if model is None:
         step = solve(np.array([data[m]["upper"] - data[m]["lower"] if m in data else 0.0
