@@ -6,6 +6,7 @@ and the bootstrap's mirror detection."""
 from __future__ import annotations
 
 import doctest
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -242,3 +243,35 @@ def test_bootstrap_names_no_mirror_host():
     assert "deb.debian.org" not in text and "backports_line" in text
     assert subprocess.run(["bash", "-n", str(REPO_DIR / "scripts" / "bootstrap.sh")],
                           timeout=30).returncode == 0
+
+
+def test_every_instance_parameter_takes_the_ends_of_its_range_in_ngspice(tmp_path):
+    """An instance at either closed end of any instance parameter's range passes the
+    OSDI module's bounds in ngspice: ngspice reads a decimal such as -0.7 one ulp beyond
+    the end the compiler holds, and refused the range's own ends ("Parameter dea is out
+    of bounds", then no analysis) until the Verilog-A ranges carried a 1e-12 margin."""
+    import math
+
+    from rram.spice.models import osdi_module
+
+    lines = ["* ends of the instance ranges", ".control",
+             f"pre_osdi {osdi_module(MODEL)}", "set num_threads=1", ".endc",
+             f".model m {MODEL.name}", "V1 a 0 dc 0.05"]
+    k = 0
+    for p in MODEL.parameters:
+        if p.kind != "instance" or p.choices:
+            continue
+        for end, is_open in ((p.lower, p.lower_open), (p.upper, p.upper_open)):
+            if is_open or not math.isfinite(end):
+                continue
+            lines.append(f"N{k} a 0 m state=1 {p.name}={veriloga_printer.format_number(end)}")
+            k += 1
+    lines += [".op", ".control", "run", "print i(V1)", ".endc", ".end"]
+    (tmp_path / "ends.cir").write_text("\n".join(lines) + "\n")
+    proc = subprocess.run([shutil.which("ngspice"), "-b", "ends.cir"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert k >= 20
+    out = proc.stdout + proc.stderr
+    # (with the ends refused, ngspice 46 crashed after the messages: return code -11)
+    assert proc.returncode == 0 and "out of bounds" not in out, out[-3000:]
+    assert re.search(r"i\(v1\) = -?\d", out), out[-3000:]

@@ -89,6 +89,17 @@ def _va_symbol(name: str) -> str:
 VERILOGA = Dialect("veriloga", number=_va_number, symbol=_va_symbol)
 
 
+#: A closed end of a range is widened by this share of its value: ngspice reads a
+#: decimal such as -0.7 as 7·10^-1 = -0.7000000000000001, one ulp beyond the end the
+#: compiler holds, and its OSDI setup refused the range's own end ("Parameter dea is out
+#: of bounds"), a value the card and the Python engine accept.
+RANGE_MARGIN = 1e-12
+
+
+def _widened(bound: float, closed: bool, outward: float) -> str:
+    return format_number(bound + outward * RANGE_MARGIN * abs(bound) if closed else bound)
+
+
 def _range(p: Parameter) -> str:
     if p.choices:  # the range of the choices, less the open intervals between them
         c = sorted(p.choices)
@@ -97,7 +108,8 @@ def _range(p: Parameter) -> str:
                            for a, b in pairwise(c))])
     lo = "(" if p.lower_open else "["
     hi = ")" if p.upper_open else "]"
-    return f"from {lo}{format_number(p.lower)}:{format_number(p.upper)}{hi}"
+    return (f"from {lo}{_widened(p.lower, not p.lower_open, -1.0)}:"
+            f"{_widened(p.upper, not p.upper_open, 1.0)}{hi}")
 
 
 def _parameters(model: Model, card: Card | None) -> list[str]:
