@@ -36,6 +36,7 @@ state, and the resistance, continuous.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -330,6 +331,12 @@ class VariationSpec:
         if self.mode is not None:
             data["mode"] = asdict(self.mode)
         return json.dumps(data, indent=2) + "\n"
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the spec's entries and mode (:meth:`to_json`; metadata such as a
+        fit's provenance is not part of it): the provenance of what a spec produced."""
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     @classmethod
     def from_json(cls, text: str, source: str = "variation spec",

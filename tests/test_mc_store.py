@@ -279,7 +279,7 @@ def test_cli_mc_refuses_a_huge_v_set_at_once(tmp_path):
 @pytest.mark.parametrize("entry, fragment", [
     (("kth", "d2d", "lognormal", 1000.0), "lognormal variation of kth: sigma must be within "
                                           "[0, 3]"),
-    (("dea", "c2c", "normal", 1.1), "normal variation of dea: sigma must be within [0, 1]"),
+    (("dea", "c2c", "normal", 1.1), "normal variation of dea: sigma must be within [0, 0.7]"),
     (("kth", "c2c", "lognormal", 0.1, "", 800.0), "shift must be within [-30, 30]"),
 ])
 def test_spreads_beyond_their_bounds_are_refused_naming_the_entry(tmp_path, entry, fragment):
@@ -297,7 +297,7 @@ def test_spreads_beyond_their_bounds_are_refused_naming_the_entry(tmp_path, entr
 
 def test_a_run_that_fails_before_any_part_leaves_nothing(tmp_path):
     # a centre outside dea's range: every draw is rejected, the first chunk fails
-    spec = VariationSpec((Variation("dea", "d2d", "normal", 0.01, shift=2.0),))
+    spec = VariationSpec((Variation("dea", "d2d", "normal", 0.01, shift=1.3),))
     out = tmp_path / "m.parquet"
     with pytest.raises(InputError, match="cannot be drawn"):
         run_mc(MonteCarlo(spec=spec, **STUDY), out, progress=False)

@@ -27,6 +27,8 @@ from rram.cli import main
 LIMIT = 4 * 1024**3
 CPU_WATCH = 5.0  # s of the probe's own processor time (importing the package takes ~2)
 AT_ONCE = 6
+#: Processor time a probe may spend after its Ctrl-C before its stacks are dumped (s).
+IGNORED_CPU = 10.0
 #: The options that size the work (the others count iterations: --rounds, --starts...).
 SIZES = {"rows", "cols", "segments", "devices", "cycles", "burn_in", "chunk", "workers",
          "samples", "vectors", "count", "refine_devices"}
@@ -112,14 +114,23 @@ class Probe:
                 [sys.executable, "-m", "rram.cli", *words, *base, *extra, option, str(top)],
                 cwd=folder, stdout=subprocess.DEVNULL, stderr=err, preexec_fn=_limit)
         self.stopped = False
+        self.dumped = False
 
     def poll(self) -> bool:
-        """True once the probe has ended, or has run long enough and been stopped."""
+        """True once the probe has ended, or has run long enough and been stopped.  A
+        probe that runs on for :data:`IGNORED_CPU` s of processor time after its Ctrl-C
+        is sent SIGUSR1 once: the CLI prints every thread's stack into its log, which
+        the verdict then shows (an array disturb ran to its end after a Ctrl-C once, in
+        a fresh clone's run)."""
         if self.run.poll() is not None:
             return True
-        if _cpu_seconds(self.run.pid) >= CPU_WATCH and not self.stopped:
+        cpu = _cpu_seconds(self.run.pid)
+        if cpu >= CPU_WATCH and not self.stopped:
             os.killpg(self.run.pid, signal.SIGINT)
             self.stopped = True
+        elif self.stopped and not self.dumped and cpu >= CPU_WATCH + IGNORED_CPU:
+            os.kill(self.run.pid, signal.SIGUSR1)
+            self.dumped = True
         return False
 
     def verdict(self) -> str | None:
@@ -133,7 +144,8 @@ class Probe:
             if code == -signal.SIGINT:  # it ended as the signal came: no handler left
                 return None
             ok = code == 130 and lines and lines[-1].startswith("Error: interrupted")
-            return None if ok else f"{self.name}: stopped with {code}: {err[-2000:]}"
+            tail = err[-(8000 if self.dumped else 2000):]
+            return None if ok else f"{self.name}: stopped with {code}: {tail}"
         if code == 0:
             return None  # it fitted and finished
         ok = (code == 2 and len(lines) == 1 and lines[0].startswith("Error: ")

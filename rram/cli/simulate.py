@@ -18,6 +18,8 @@ from .common import (
     engine_option,
     finite,
     load_card,
+    load_variation,
+    variation_option,
 )
 
 
@@ -153,12 +155,20 @@ def demo(out: str, card_path: str | None) -> None:
               help="The frozen-state cell of the array decks (rram array netlist, with the "
                    "same --name): the gap and width nodes as ports, which the deck ties to "
                    "ground, so a cell keeps its instance's x0, w0.")
+@variation_option("none")
+@click.option("--stats", type=OutputPath(), default=None,
+              help="Also write the spec's ngspice statistical library (.lib sections tt, mc "
+                   "and the ±3σ corners of R_LRS, R_HRS and |V_set|; needs --variation).")
 @click.option("--out", required=True, type=OutputPath(),
               help="Output file (.lib or .va).")
 @command_guard
-def export(fmt: str, card_path: str | None, name: str | None, frozen: bool, out: str
-           ) -> None:
-    """Write the model for a simulator, with a card's values as parameter defaults."""
+def export(fmt: str, card_path: str | None, name: str | None, frozen: bool,
+           variation: str, stats: str | None, out: str) -> None:
+    """Write the model for a simulator, with a card's values as parameter defaults.
+
+    With --variation, the defaults are the spec's median device: every carrier at the
+    median of its distribution over devices and cycles (a fitted spec's centres folded
+    into the nominal)."""
     from ..array.export import FROZEN_MODEL
     from ..generate import render_export
     from ..io import write_text_atomic
@@ -171,9 +181,34 @@ def export(fmt: str, card_path: str | None, name: str | None, frozen: bool, out:
         raise InputError(f"--name {name!r} is the module of the array decks' frozen-state "
                          "cells (rram array netlist): add --frozen, or choose another name")
     card = load_card(card_path)
+    spec = load_variation(variation, card)
+    if stats is not None and spec is None:
+        raise InputError("--stats needs --variation: the spec whose statistics it writes")
+    if stats is not None and frozen:
+        raise InputError("--stats is for the model's cells, not the frozen-state cell "
+                         "(--frozen)")
+    library, folded = None, ""
+    if spec is not None:
+        from ..experiment import DCLoop
+        from ..statistics import median_device, render_library
+
+        protocol = DCLoop.from_meta(card.meta)
+        click.echo("the median device: a Monte Carlo of the spec at the card's protocol ...",
+                   err=True)
+        median = median_device(card, spec, protocol)
+        if stats is not None:
+            click.echo("the corners: design points at the Φ(±3) quantiles ...", err=True)
+            library = render_library(card, spec, protocol, name,
+                                     "osdi" if fmt == "veriloga" else "subckt", median)
+        card = median
+        folded = f", the spec's median device: {', '.join(spec.parameters)} moved"
     text = render_export(card, fmt, name, FROZEN_PORTS if frozen else ())
     write_text_atomic(out, text)
-    click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]})", err=True)
+    click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]}{folded})", err=True)
+    if library is not None:
+        write_text_atomic(stats, library)
+        click.echo(f"wrote {stats} (ngspice .lib sections tt, mc and the corners; "
+                   f"instantiate {name}_cell)", err=True)
 
 
 def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
