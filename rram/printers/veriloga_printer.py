@@ -22,7 +22,7 @@ Selected lines of the output (the default card)::
     >>> print("\n".join(line for line in lines if line.startswith(keep)))
     module rram(te, be);
         electrical dgap;  // state: change of the gap since x0, x - x0 [nm]
-        parameter real ea = 1.65 from [0.1:4.0];
+        parameter real ea = 1.65 from [0.0999999999999:4.000000000004];
         analog begin
             I(br_gap) <+ polarity*i_gap;
             I(br_x) <+ -(moving*gap_rate) + dc_hold*V(dgap)/thold + ddt(V(dgap));
