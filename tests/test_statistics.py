@@ -208,3 +208,34 @@ def test_an_ngspice_monte_carlo_over_the_exported_library_reproduces_the_python_
     for column in ("r_lrs_ohm", "r_hrs_ohm", "v_set_V"):
         ks = ks_2samp(rows[column].dropna(), frame[column].dropna()).statistic
         assert ks <= 0.10, (column, ks)
+
+
+def test_the_designer_s_monte_carlo_deck_of_the_guide_runs_as_written(tmp_path,
+                                                                      monkeypatch):
+    """docs/ngspice.md: the `rram export ... --stats` line, the module compiled, and the
+    guide's 1T1R Monte Carlo deck run in ngspice as written: 20 devices, each with a SET
+    voltage within 0.5-1.5 V and a read current within 30-300 µA, not all alike."""
+    import shlex
+    import shutil
+    import subprocess
+
+    from rram.spice.models import openvaf
+
+    guide = (REPO_DIR / "docs/ngspice.md").read_text()
+    (line,) = [ln[2:] for ln in guide.splitlines() if ln.startswith("$ rram export")
+               and "--stats" in ln]
+    (deck,) = [b for b in re.findall(r"```spice\n(.*?)```", guide, re.S) if "mc_source" in b]
+    monkeypatch.chdir(tmp_path)
+    for cmd in (["card", "--out", "card.json"], shlex.split(line)[1:]):
+        result = CliRunner().invoke(main, cmd)
+        assert result.exit_code == 0, result.output
+    subprocess.run([openvaf(), "rram_dev.va", "-o", "rram_dev.osdi"], check=True,
+                   capture_output=True)
+    (tmp_path / "designer.cir").write_text(deck)
+    proc = subprocess.run([shutil.which("ngspice"), "-b", "designer.cir"],
+                          capture_output=True, text=True, timeout=300)
+    rows = [(float(v), -float(i)) for _, v, i in
+            re.findall(r"^sample (\d+) (\S+) (\S+)$", proc.stdout, re.M)]
+    assert len(rows) == 20, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert all(0.5 <= v <= 1.5 and 30e-6 <= i <= 300e-6 for v, i in rows), rows
+    assert len({round(v, 6) for v, _ in rows}) >= 15
