@@ -31,6 +31,8 @@ from . import validate
 PROBIT = "4.91*(pwr({p},0.14)-pwr(1-{p},0.14))"
 #: the instance parameters the cell subcircuit passes through
 PASSED = (("state", 0), ("dtamb", 0))
+_PORT_PARAMS = [f"{k}={v}" for k, v in PASSED]
+_PASSED_ON = [f"{k}={{{k}}}" for k, _ in PASSED]
 
 
 class _Configuration(Protocol):
@@ -88,12 +90,18 @@ def _draw(m: _Marginal, mode: bool) -> list[str]:
     return lines
 
 
-def _cell(name: str, kind: str, values: Sequence[tuple[str, str]], body: Sequence[str]
-          ) -> list[str]:
-    ports = " ".join(f"{k}={v}" for k, v in PASSED)
-    items = [f"{p}={v}" for p, v in values] + [f"{k}={{{k}}}" for k, _ in PASSED]
-    return [f".subckt {name}_cell te be {ports}", *body, *wrap_spice(_device(name, kind), items),
-            f".ends {name}_cell"]
+def _subckt(sub: str, params: Sequence[str], body: Sequence[str], device: str,
+            items: Sequence[str]) -> list[str]:
+    """``.subckt sub te be params``, the ``body`` lines, one ``device`` line between te and
+    be with ``items``, ``.ends``."""
+    return [*wrap_spice(f".subckt {sub} te be", list(params)), *body,
+            *wrap_spice(device, list(items)), f".ends {sub}"]
+
+
+def _cell(name: str, kind: str, values: Sequence[tuple[str, str]]) -> list[str]:
+    """The cell with constant carriers."""
+    return _subckt(f"{name}_cell", _PORT_PARAMS, [], _device(name, kind),
+                   [f"{p}={v}" for p, v in values] + _PASSED_ON)
 
 
 def _device(name: str, kind: str) -> str:
@@ -119,35 +127,28 @@ def render_statlib(name: str, kind: str, marginals: Sequence[_Marginal],
         raise ValueError(f"kind {kind!r}: valid are osdi, subckt")
     mode = any(m.share > 0 for m in marginals)
     out = [f"* {line}" for line in header]
-    out += _section("tt", "typical: every carrier at its median", name, kind,
+    out += _section("tt", "typical: the median device", name, kind,
                     _cell(name, kind, [(m.parameter, _n(nominal[m.parameter]))
-                                       for m in marginals], []))
+                                       for m in marginals]))
     # ngspice substitutes a .param's expression wherever it is used, so a random draw
     # used twice would be two draws: the draws are made once, on the line of an inner
     # subcircuit, whose parameters are then numbers
     uniforms = [m.parameter for m in marginals if m.lower.sigma or m.upper.sigma]
     drawn = ([f"r_up={{aunif(0.5, 0.5) < {_n(marginals[0].share)} ? 1 : 0}}"] if mode
              else []) + [f"r_u_{p}={{aunif(0.5, 0.5)}}" for p in uniforms]
-    passed = [f"{k}={{{k}}}" for k, _ in PASSED]
     inner = (["r_up=0"] if mode else []) + [f"r_u_{p}=0.5" for p in uniforms]
-    body = []
-    for m in marginals:
-        body += _draw(m, mode)
-    lines = [*wrap_spice(f".subckt {name}_cell te be",
-                         [f"{k}={v}" for k, v in PASSED]),
-             *wrap_spice(f"X1 te be {name}_draw", drawn + passed), f".ends {name}_cell",
-             *wrap_spice(f".subckt {name}_draw te be",
-                         inner + [f"{k}={v}" for k, v in PASSED]),
-             *body,
-             *wrap_spice(_device(name, kind), [f"{m.parameter}={{r_v_{m.parameter}}}"
-                                               for m in marginals] + passed),
-             f".ends {name}_draw"]
+    body = [line for m in marginals for line in _draw(m, mode)]
+    lines = [*_subckt(f"{name}_cell", _PORT_PARAMS, [], f"X1 te be {name}_draw",
+                      drawn + _PASSED_ON),
+             *_subckt(f"{name}_draw", inner + _PORT_PARAMS, body, _device(name, kind),
+                      [f"{m.parameter}={{r_v_{m.parameter}}}" for m in marginals]
+                      + _PASSED_ON)]
     out += _section("mc", "Monte Carlo: every instance draws its own carriers, once",
                     name, kind, lines)
     for label, comment, values in corners:
         out += _section(label, comment, name, kind,
                         _cell(name, kind, [(m.parameter, _n(values[m.parameter]))
-                                           for m in marginals], []))
+                                           for m in marginals]))
     return "\n".join(out) + "\n"
 
 
