@@ -338,6 +338,12 @@ def render_library(card: Card, spec: VariationSpec, protocol: DCLoop, name: str,
     from .spice.statlib import render_statlib
 
     margs = marginals(card, spec)
+    fixed = [m.parameter for m in margs if card.parameter(m.parameter).kind != "instance"]
+    if kind == "osdi" and fixed:
+        instance = sorted(p.name for p in card.model.parameters if p.kind == "instance")
+        raise InputError(f"{', '.join(fixed)}: not instance parameters of the Verilog-A "
+                         "module, so a cell cannot draw its own; the spec's carriers must "
+                         f"be among {', '.join(instance)} (or use --format spice)")
     median = median_device(card, spec, protocol) if median is None else median
     header = [f"statistical library of {name} (rram {__version__}); {kind} model",
               f"card {card.digest[:12]}, typical (the median device) {median.digest[:12]}, "

@@ -239,3 +239,20 @@ def test_the_designer_s_monte_carlo_deck_of_the_guide_runs_as_written(tmp_path,
     assert len(rows) == 20, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert all(0.5 <= v <= 1.5 and 30e-6 <= i <= 300e-6 for v, i in rows), rows
     assert len({round(v, 6) for v, _ in rows}) >= 15
+
+
+def test_a_spec_of_a_model_parameter_has_no_osdi_library(tmp_path):
+    """A spec varying a model parameter (the barrier ``ea`` itself) cannot be drawn per
+    cell by the OSDI module: `--stats` refuses it, naming the parameter and the instance
+    parameters a spec may vary, and writes nothing; the median device alone is written."""
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text('{"variations": [{"parameter": "ea", "kind": "d2d", '
+                         '"distribution": "normal", "sigma": 0.02}]}')
+    lib, va = tmp_path / "s.lib", tmp_path / "m.va"
+    args = ["export", "--format", "veriloga", "--variation", str(spec_path), "--out",
+            str(va)]
+    result = CliRunner().invoke(main, [*args, "--stats", str(lib)])
+    assert result.exit_code == 2
+    assert "ea: not instance parameters" in result.output and "rtop" in result.output
+    assert not lib.exists() and not va.exists()
+    assert CliRunner().invoke(main, args).exit_code == 0 and va.exists()
