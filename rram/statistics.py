@@ -69,14 +69,14 @@ class Marginal:
     #: the parameter's range (its values)
     bounds: tuple[float, float]
 
-    def value(self, offset: float) -> float:
-        """The parameter value at ``offset`` from the card's."""
-        return self.base * math.exp(offset) if self.distribution == "lognormal" \
+    def value(self, offset):
+        """The parameter value at ``offset`` (a number or an array) from the card's."""
+        return self.base * np.exp(offset) if self.distribution == "lognormal" \
             else self.base + offset
 
     @property
     def nominal(self) -> float:
-        return self.value(self.median)
+        return float(self.value(self.median))
 
     def cdf(self, x: float) -> float:
         return (1 - self.share) * self.lower.cdf(x) + self.share * self.upper.cdf(x)
@@ -206,15 +206,30 @@ def instance_sample(card: Card, spec: VariationSpec, n: int, seed: int) -> CardB
             sel = upper == flag
             p = c.p_lower + u[sel] * (c.p_upper - c.p_lower)
             offsets[sel] = c.centre + c.sigma * norm.ppf(np.clip(p, 1e-16, 1 - 1e-16))
-        columns[m.parameter] = np.array([m.value(x) for x in offsets])
+        columns[m.parameter] = m.value(offsets)
     batch = CardBatch.of(nominal_card(card, spec), n)
     return batch.with_columns(**columns)
 
 
 def _at(margs: Sequence[Marginal], nominal: Card, z: np.ndarray) -> Card:
     """The nominal card with each carrier at its quantile Φ(z_p)."""
-    return nominal.replace(**{m.parameter: m.value(m.quantile(float(norm.cdf(zk))))
+    return nominal.replace(**{m.parameter: float(m.value(m.quantile(float(norm.cdf(zk)))))
                               for m, zk in zip(margs, z, strict=True)})
+
+
+def _linearised(margs: Sequence[Marginal], nominal: Card, protocol: DCLoop, z: np.ndarray,
+                metrics: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``metrics`` (measured as :func:`_measure`) of the device at ``z`` and their
+    forward differences over :data:`DESIGN_STEP` in each carrier (metrics x carriers),
+    or None if a probe did not complete its loop."""
+    eye = np.eye(len(margs))
+    rows = steady_metrics([_at(margs, nominal, z)]
+                          + [_at(margs, nominal, z + DESIGN_STEP * eye[k])
+                             for k in range(len(margs))], protocol)
+    if len(rows) != len(margs) + 1:
+        return None
+    x = np.column_stack([_measure(rows, column, how) for column, how in metrics])
+    return x[0], ((x[1:] - x[0]) / DESIGN_STEP).T
 
 
 def _design_point(margs: Sequence[Marginal], nominal: Card, protocol: DCLoop,
@@ -223,17 +238,13 @@ def _design_point(margs: Sequence[Marginal], nominal: Card, protocol: DCLoop,
     ``target``: Hasofer–Lind–Rackwitz–Fiessler iterations from ``z`` (the gradient by
     forward differences of :data:`DESIGN_STEP`), a step that misses the target by more
     than the last point halved back toward it; the point nearest the target found."""
-    eye = np.eye(len(margs))
     best: tuple[float, np.ndarray] | None = None
     step_from = None
     for _ in range(DESIGN_ROUNDS):
-        rows = steady_metrics([_at(margs, nominal, z)]
-                              + [_at(margs, nominal, z + DESIGN_STEP * eye[k])
-                                 for k in range(len(margs))], protocol)
-        if len(rows) != len(margs) + 1:
+        probed = _linearised(margs, nominal, protocol, z, [(column, how)])
+        if probed is None:
             break
-        x = _measure(rows, column, how)
-        g, grad = x[0] - target, (x[1:] - x[0]) / DESIGN_STEP
+        g, grad = probed[0][0] - target, probed[1][0]
         if best is not None and abs(g) >= best[0] and step_from is not None:
             z = (step_from + z) / 2  # overshot: back toward the better point
             step_from = None
@@ -311,19 +322,15 @@ def median_device(card: Card, spec: VariationSpec, protocol: DCLoop,
     target = np.array([float(np.nanmedian(_measure(frame[frame["converged"]], column, how)))
                        for column, how in MEDIAN_METRICS])
     nominal = nominal_card(card, spec)
-    z, eye = np.zeros(len(margs)), np.eye(len(margs))
+    z = np.zeros(len(margs))
     for _ in range(DESIGN_ROUNDS):
-        rows = steady_metrics([_at(margs, nominal, z)]
-                              + [_at(margs, nominal, z + DESIGN_STEP * eye[k])
-                                 for k in range(len(margs))], protocol)
-        if len(rows) != len(margs) + 1:
+        probed = _linearised(margs, nominal, protocol, z, MEDIAN_METRICS)
+        if probed is None:
             raise InputError("a device near the median did not complete its loop: no "
                              "median device")
-        x = np.column_stack([_measure(rows, column, how) for column, how in MEDIAN_METRICS])
-        miss = x[0] - target
+        miss, jac = probed[0] - target, probed[1]
         if np.all(np.abs(miss) <= DESIGN_TOLERANCE):
             break
-        jac = ((x[1:] - x[0]) / DESIGN_STEP).T  # metrics x carriers
         z = z - np.linalg.lstsq(jac, miss, rcond=None)[0]
         z = z * min(1.0, CORNER_SIGMA / max(float(np.linalg.norm(z)), 1e-300))
     return _at(margs, nominal, z)
