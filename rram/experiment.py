@@ -11,9 +11,10 @@ simulators; :func:`simulate_with` runs any of them and returns the same result t
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .checks import is_number
@@ -100,20 +101,50 @@ class DCLoop:
     def of_sweep(cls, v_set: float = 2.0, v_reset: float = -2.0, rate: float = 1e3,
                  compliance: float | None = None, series_resistance: float | None = None,
                  v_step: float = 2e-3) -> DCLoop:
-        """The loop of ``rram sweep``'s options: a compliance (default 100 µA), with
-        ``series_resistance`` its small-signal resistance; a series resistance alone
-        replaces the compliance (the ``resistor`` circuit)."""
+        """The loop of ``rram sweep``'s options on a card without a fitted protocol:
+        :meth:`overridden` applied to the default loop."""
+        return replace(cls(), v_step=v_step).overridden(
+            v_set=v_set, v_reset=v_reset, rate=rate, compliance=compliance,
+            series_resistance=series_resistance)
+
+    def overridden(self, *, circuit: str | None = None, v_set: float | None = None,
+                   v_reset: float | None = None, rate: float | None = None,
+                   compliance: float | None = None, series_resistance: float | None = None,
+                   v_gate: float | None = None, v_read: float | None = None) -> DCLoop:
+        """This loop with the options a user gave (None: keep this loop's), as the
+        commands' flags change a card's fitted protocol.  ``compliance`` is the SET's
+        limit (the RESET's follows it, :data:`RESET_COMPLIANCE_FACTOR`);
+        ``series_resistance`` is the ``resistor`` circuit's resistor, or the compliance
+        source's small-signal resistance; given without ``compliance`` or ``circuit``
+        it replaces the compliance (the ``resistor`` circuit)."""
         for name, v in (("compliance", compliance), ("series_resistance", series_resistance)):
             if v is not None and not (is_number(v) and math.isfinite(v) and v > 0):
                 raise InputError(f"--{name.replace('_', '-')} must be a finite number > 0, "
                                  f"got {v!r}")
         if compliance is not None:
             check_compliance(compliance, "--compliance")
-        if series_resistance is not None and compliance is None:
-            return cls("resistor", v_set, v_reset, rate, rs=series_resistance, v_step=v_step)
-        return cls("compliance", v_set, v_reset, rate,
-                   cls.icc_set if compliance is None else compliance,
-                   r_source=series_resistance, v_step=v_step)
+        if circuit is None and series_resistance is not None and compliance is None:
+            circuit = "resistor"
+        changes: dict[str, Any] = {k: v for k, v in (
+            ("circuit", circuit), ("v_set", v_set), ("v_reset", v_reset), ("rate", rate),
+            ("v_gate", v_gate), ("v_read", v_read)) if v is not None}
+        if compliance is not None:  # the RESET's limit follows the SET's
+            changes.update(icc_set=compliance, icc_reset=None)
+        target = changes.get("circuit", self.circuit)
+        if target != "compliance":
+            changes["r_source"] = None
+        if series_resistance is not None:
+            changes["rs" if target == "resistor" else "r_source"] = series_resistance
+        return replace(self, **changes)
+
+    def describe(self) -> str:
+        """One line: the circuit, the amplitudes, the rate and the limits."""
+        limit = {"compliance": f"{self.icc_set:.3g} A compliance"
+                 + (f" ({self.r_source:.3g} Ohm source)" if self.r_source else ""),
+                 "1t1r": f"1T1R, gate {self.v_gate:g} V",
+                 "resistor": f"{self.rs:.3g} Ohm in series"}[self.circuit]
+        return (f"SET to {self.v_set:g} V, RESET to {self.v_reset:g} V at {self.rate:.4g} V/s, "
+                f"{limit}, read at {self.v_read:g} V")
 
     def stimulus(self, cycles: int = 1) -> Stimulus:
         """The whole loop, ``cycles`` times."""
@@ -151,14 +182,40 @@ class DCLoop:
         :meth:`as_meta` writes it; a card without one: the default loop)."""
         fit = meta.get("fit") if isinstance(meta, Mapping) else None
         p = fit.get("protocol") if isinstance(fit, Mapping) else None
-        if not p:
-            return cls()
+        return cls._of_mapping(p, "the card's fit protocol") if p else cls()
+
+    @classmethod
+    def _of_mapping(cls, p: Any, what: str) -> DCLoop:
         if not isinstance(p, Mapping):
-            raise InputError(f"the card's fit protocol is not an object: {p!r}")
+            raise InputError(f"{what} is not an object: {p!r}")
         unknown = sorted(set(p) - set(cls.__dataclass_fields__))
         if unknown:
-            raise InputError(f"the card's fit protocol has unknown key(s) {', '.join(unknown)}")
-        return cls(**p)
+            raise InputError(f"{what} has unknown key(s) {', '.join(unknown)}; valid: "
+                             + ", ".join(cls.__dataclass_fields__))
+        try:
+            return cls(**p)
+        except InputError as exc:
+            raise InputError(f"{what}: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "protocol") -> DCLoop:
+        """The protocol of a JSON file: a protocol object (the keys of :meth:`as_meta`),
+        or a card or variation spec that carries one (``meta.fit.protocol``,
+        ``fit.protocol``)."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}: not JSON ({exc})") from None
+        if not isinstance(data, Mapping):
+            raise InputError(f"{source}: expected a JSON object, got {type(data).__name__}")
+        meta = data.get("meta") if "meta" in data else data
+        fit = meta.get("fit") if isinstance(meta, Mapping) else None
+        if "format" in data or "variations" in data:  # a card or a spec
+            if not (isinstance(fit, Mapping) and fit.get("protocol")):
+                raise InputError(f"{source}: this {'card' if 'format' in data else 'spec'} "
+                                 "carries no fitted protocol")
+            data = fit["protocol"]
+        return cls._of_mapping(data, f"{source}: the protocol")
 
 
 def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimulus],

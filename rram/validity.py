@@ -71,7 +71,8 @@ def count_out_of_range(frame: pd.DataFrame) -> int:
     """Device-cycles of a cycle table that left the range of validity."""
     if OUT_OF_RANGE not in frame:
         return 0
-    return int((frame[OUT_OF_RANGE].fillna("").astype(str) != "").sum())
+    column = frame[OUT_OF_RANGE]  # all empty reads back from a CSV as NaN floats
+    return int((column.notna() & (column.astype(str) != "")).sum())
 
 
 def summary_line(frame: pd.DataFrame) -> str | None:

@@ -11,11 +11,11 @@ from .common import (
     card_option,
     command_guard,
     engine_option,
-    finite,
     load_card,
     load_variation,
     variation_option,
 )
+from .protocol import echo_protocol, protocol_options, resolve_protocol
 
 
 @click.command()
@@ -36,14 +36,6 @@ from .common import (
 @click.option("--chunk", type=click.IntRange(1, 10**7), default=None,
               help="Devices per task [default: ~20k device-cycles, 20 devices on ngspice].")
 @click.option("--resume", is_flag=True, help="Complete an interrupted run of the same study.")
-@click.option("--circuit", type=click.Choice(["compliance", "1t1r", "resistor"]),
-              default="compliance", show_default=True)
-@click.option("--v-set", type=float, default=2.0, show_default=True, callback=finite)
-@click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=finite)
-@click.option("--rate", type=float, default=1e3, show_default=True, callback=finite,
-              help="Sweep rate (V/s).")
-@click.option("--compliance", type=float, default=100e-6, show_default=True,
-              callback=finite, help="SET compliance (A; compliance circuit).")
 @click.option("--out", required=True,
               type=OutputPath(companions=(".json",), companion_folders=(".parts",)),
               help="Output table: .parquet or .csv (one row per device and cycle).")
@@ -55,19 +47,20 @@ from .common import (
                    "written), and exit 2 after the run if a drawn device left it (the table "
                    "stays, its column out_of_range saying what left the range).")
 @command_guard
+@protocol_options
 def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, scheduler, chunk,
-       resume, circuit, v_set, v_reset, rate, compliance, out, plots, strict) -> None:
-    """Monte Carlo of D2D and C2C variation: one row per device and cycle."""
-    from ..experiment import DCLoop
+       resume, protocol_choice, out, plots, strict) -> None:
+    """Monte Carlo of D2D and C2C variation: one row per device and cycle, each
+    cycle a DC loop (the spec's or the card's fitted protocol unless --protocol or the
+    flags change it)."""
     from ..mc import MonteCarlo
     from ..mc.backend import run_mc
     from ..variation import VariationSpec
 
     card = load_card(card_path)
     spec = load_variation(variation, card) or VariationSpec((), model=card.model)
-    study = MonteCarlo(card, spec, devices, cycles, seed, engine,
-                       DCLoop(circuit=circuit, v_set=v_set, v_reset=v_reset, rate=rate,
-                              icc_set=compliance), burn_in)
+    loop, source = resolve_protocol(card, protocol_choice, variation)
+    study = MonteCarlo(card, spec, devices, cycles, seed, engine, loop, burn_in)
     if strict:
         from ..experiment import nominal_excursion
 
@@ -77,6 +70,7 @@ def mc(card_path, variation, engine, devices, cycles, seed, burn_in, workers, sc
                              f"model's range of validity ({why}); nothing run or written")
     info = run_mc(study, out, workers=workers, scheduler=scheduler, chunk=chunk,
                   resume=resume, log=lambda s: click.echo(s, err=True))
+    echo_protocol(loop, source)
     click.echo(f"wrote {info.rows} rows to {out} ({info.failed_rows} not converged) in "
                f"{info.seconds:.1f} s: {info.rows / max(info.seconds, 1e-9):.0f} "
                "device-cycles/s", err=True)

@@ -21,6 +21,7 @@ from .common import (
     load_variation,
     variation_option,
 )
+from .protocol import echo_protocol, protocol_options, resolve_protocol
 
 
 @click.command()
@@ -51,17 +52,6 @@ def card(card_path: str | None, states: bool, out: str | None) -> None:
 @click.command()
 @card_option()
 @engine_option()
-@click.option("--v-set", type=float, default=2.0, show_default=True, callback=finite,
-              help="SET sweep maximum (V); negative for devices that SET at negative bias.")
-@click.option("--v-reset", type=float, default=-2.0, show_default=True, callback=finite,
-              help="RESET sweep maximum (V), of the opposite sign to --v-set.")
-@click.option("--rate", type=float, default=1e3, show_default=True, callback=finite,
-              help="Sweep rate (V/s).")
-@click.option("--compliance", type=float, default=None, callback=finite,
-              help="SET current compliance (A) [default: 1e-4 unless only "
-                   "--series-resistance is given].")
-@click.option("--series-resistance", type=float, default=None, callback=finite,
-              help="Series resistance (Ohm); alone it replaces the compliance.")
 @click.option("--cycles", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="Number of SET/RESET loops.")
 @click.option("--temperature", type=float, default=None, callback=finite,
@@ -74,21 +64,22 @@ def card(card_path: str | None, states: bool, out: str | None) -> None:
                    "tvalid, a state beyond its bounds, a CF that fills its cell): exit 2 "
                    "and write nothing.")
 @command_guard
-def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance, cycles,
-          temperature, out, strict) -> None:
-    """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms."""
+@protocol_options
+def sweep(card_path, engine, protocol_choice, cycles, temperature, out, strict) -> None:
+    """Run DC loops 0 -> v-set -> 0 -> v-reset -> 0 and write the waveforms (the
+    card's fitted protocol unless --protocol or the flags change it)."""
     import pandas as pd
     from tqdm import tqdm
 
-    from ..experiment import DCLoop, check_engine
+    from ..experiment import check_engine
     from ..io import write_atomic
     from ..resources import require_disk
     from ..sweep import BATCH_CYCLES, CSV_ROW_BYTES, sweep_batches, sweep_rows
     from ..validity import OUT_OF_RANGE, summary_line
 
     check_engine(engine)
-    loop = DCLoop.of_sweep(v_set, v_reset, rate, compliance, series_resistance)
     card = load_card(card_path)
+    loop, source = resolve_protocol(card, protocol_choice)
     rows = sweep_rows(loop, cycles)
     require_disk(f"a sweep of {cycles} cycles ({rows} rows)", Path(out).resolve().parent,
                  rows * CSV_ROW_BYTES, "use fewer cycles")
@@ -114,6 +105,7 @@ def sweep(card_path, engine, v_set, v_reset, rate, compliance, series_resistance
                 bar.update(min(BATCH_CYCLES, cycles - bar.n))
 
     write_atomic(out, write)
+    echo_protocol(loop, source)
     click.echo(f"wrote {written} rows to {out}", err=True)
     if metrics:
         m = pd.concat(metrics, ignore_index=True)

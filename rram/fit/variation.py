@@ -286,7 +286,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
     data = json.loads(fit.spec.to_json())
     data["provenance"] = {"rram_version": __version__, "data_sha256": data_sha256,
                           "card_sha256": card.digest}
-    data["fit"] = {"carriers": fit.carriers, "weights": dict(fit.target.weights),
+    data["fit"] = {"protocol": fit.protocol.as_meta(),
+                   "carriers": fit.carriers, "weights": dict(fit.target.weights),
                    "nested": (dict(zip(("devices", "cycles"), fit.target.design,
                                        strict=True)) if fit.target.design else None),
                    "data": {**fit.data_stats, "ranks": dict(fit.target.ranks),

@@ -1,0 +1,128 @@
+"""Issue 38: the protocol a card (or spec) was fitted on drives ``sweep``, ``mc`` and
+``fit-variation`` unless the user changes it (``--protocol FILE`` or flags)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rram.card import load_card
+from rram.cli import main
+from rram.errors import InputError
+from rram.experiment import RESET_COMPLIANCE_MIN, DCLoop
+
+FITTING = Path(__file__).resolve().parents[1] / "fitting" / "results"
+TUD_CARD = FITTING / "tud_H16248L_M12.card.json"
+TUD_SPEC = FITTING / "tud_H16248L_M12.variation.json"
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+    return lambda *args: runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_flags_change_only_what_they_name():
+    tud = DCLoop.from_meta(load_card(TUD_CARD).meta)
+    assert tud.v_set < 0 < tud.v_reset
+    faster = tud.overridden(rate=10.0)
+    assert (faster.rate, faster.v_set, faster.icc_set, faster.v_read) == \
+        (10.0, tud.v_set, tud.icc_set, tud.v_read)
+    # the RESET's limit follows a new SET compliance, as the default loop derives it
+    assert tud.overridden(compliance=2e-4).icc_reset == DCLoop(icc_set=2e-4).icc_reset
+    # a series resistance alone replaces the compliance; with it, it is the source's
+    assert tud.overridden(series_resistance=5e3).circuit == "resistor"
+    assert tud.overridden(series_resistance=5e3).rs == 5e3
+    sourced = tud.overridden(compliance=1e-4, series_resistance=5e3)
+    assert (sourced.circuit, sourced.r_source) == ("compliance", 5e3)
+    assert sourced.overridden(circuit="1t1r").r_source is None
+    assert DCLoop().overridden() == DCLoop()
+    assert DCLoop.of_sweep(compliance=1e-3).icc_reset == RESET_COMPLIANCE_MIN
+
+
+def test_a_protocol_file_may_be_a_protocol_a_card_or_a_spec(tmp_path):
+    tud = DCLoop.from_meta(load_card(TUD_CARD).meta)
+    assert DCLoop.from_json(TUD_CARD.read_text()) == tud
+    spec = json.loads(TUD_SPEC.read_text())
+    spec["fit"]["protocol"] = tud.overridden(rate=1.0).as_meta()
+    assert DCLoop.from_json(json.dumps(spec)).rate == 1.0
+    assert DCLoop.from_json(json.dumps({"v_set": 1.5, "v_reset": -1.0})) == \
+        DCLoop(v_set=1.5, v_reset=-1.0)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"v_set": -2', "p.json: not JSON"),
+    ("[1, 2]", "p.json: expected a JSON object, got list"),
+    ('{"v_sett": 1}', "p.json: the protocol has unknown key(s) v_sett; valid: circuit"),
+    ('{"v_set": "high"}', "p.json: the protocol: v_set must be a number, got 'high'"),
+    ('{"v_set": 2, "v_reset": 2}', "p.json: the protocol: v_set (2 V) and v_reset (2 V) "
+                                   "must have opposite signs"),
+    ('{"format": "rram-card/1", "parameters": {}}', "p.json: this card carries no fitted"),
+])
+def test_a_bad_protocol_file_is_named_and_nothing_is_written(run, tmp_path, text, message):
+    bad = tmp_path / "p.json"
+    bad.write_text(text)
+    out = tmp_path / "m.csv"
+    r = run("mc", "--devices", 1, "--cycles", 1, "--seed", 1, "--protocol", bad,
+            "--out", out)
+    assert r.exit_code == 2 and message in r.output, r.output
+    assert "Traceback" not in r.output and not out.exists()
+    with pytest.raises(InputError):
+        DCLoop.from_json(text, "p.json")
+
+
+def test_mc_on_a_fitted_card_runs_its_protocol(run, tmp_path):
+    """Issue 38 §2: the README-style command on the committed TUD card and spec used to
+    apply +2 V to a card that SETs at negative voltage: 58 of 60 SETs failed."""
+    out = tmp_path / "x.csv"
+    r = run("mc", "--card", TUD_CARD, "--variation", TUD_SPEC, "--devices", 20,
+            "--cycles", 3, "--burn-in", 1, "--seed", 1, "--out", out)
+    assert r.exit_code == 0, r.output
+    assert "protocol (the card's fitted protocol): SET to -2.5 V, RESET to 2.5 V" in r.output
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert len(frame) == 60 and (frame["reason"] == "").mean() >= 0.95
+    v_set = pd.to_numeric(frame["v_set_V"], errors="coerce")
+    assert (v_set.dropna() < 0).all()
+
+
+def test_flags_override_the_fitted_protocol_and_say_so(run, tmp_path):
+    out = tmp_path / "x.csv"
+    r = run("mc", "--card", TUD_CARD, "--variation", "none", "--devices", 1, "--cycles", 1,
+            "--seed", 1, "--v-set", -2.0, "--rate", 1.0, "--out", out)
+    assert r.exit_code == 0, r.output
+    assert ("protocol (the card's fitted protocol, with --v-set, --rate): SET to -2 V, "
+            "RESET to 2.5 V at 1 V/s") in r.output
+    r = run("mc", "--card", TUD_CARD, "--devices", 1, "--cycles", 1, "--seed", 1,
+            "--v-set", 2.0, "--out", tmp_path / "y.csv")
+    assert r.exit_code == 2 and "v_set (2 V) and v_reset (2.5 V) must have opposite" in \
+        r.output and not (tmp_path / "y.csv").exists()
+
+
+def test_mc_takes_the_protocol_a_spec_was_fitted_at(run, tmp_path):
+    spec = json.loads(TUD_SPEC.read_text())
+    spec["fit"]["protocol"] = DCLoop.from_meta(load_card(TUD_CARD).meta).overridden(
+        rate=3.0).as_meta()
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    r = run("mc", "--card", TUD_CARD, "--variation", path, "--devices", 1, "--cycles", 1,
+            "--seed", 1, "--out", tmp_path / "x.csv")
+    assert r.exit_code == 0, r.output
+    assert f"protocol (the spec's fitted protocol ({path})): SET to -2.5 V" in r.output
+    assert "at 3 V/s" in r.output
+
+
+def test_sweep_on_a_fitted_card_switches_in_its_polarity(run, tmp_path):
+    out = tmp_path / "loop.csv"
+    r = run("sweep", "--card", TUD_CARD, "--out", out)
+    assert r.exit_code == 0, r.output
+    frame = pd.read_csv(out)
+    assert frame["v_applied_V"].min() == pytest.approx(-2.5)
+    set_phase = frame["v_applied_V"] < 0
+    assert frame.loc[set_phase, "current_A"].abs().max() == pytest.approx(5e-4, rel=0.05)
+    # a default-card sweep is the default loop, as before
+    r = run("sweep", "--out", tmp_path / "d.csv")
+    assert "protocol (the default loop): SET to 2 V, RESET to -2 V at 1000 V/s" in r.output
