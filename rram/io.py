@@ -56,13 +56,41 @@ def read_text(path: str | Path, what: str) -> str:
                          f"offset {offset} (line {line}); save the file as UTF-8") from None
 
 
-def read_table(path: str | Path, what: str, required: Sequence[str] = ()) -> pd.DataFrame:
-    """A CSV file as strings (``dtype=str``; empty cells are NaN), read strictly.
+#: Column separators a table may use, tried in this order on its first line.
+SEPARATORS = {"\t": "tab", ";": "semicolon", ",": "comma"}
+
+
+def separator_of(line: str) -> str:
+    """The separator of a table whose first line is ``line``: a tab, a semicolon (a
+    European spreadsheet export, where the comma is the decimal mark), a comma, else
+    runs of blanks (a whitespace-aligned text table; regex ``\\s+``)."""
+    for sep in SEPARATORS:
+        if sep in line:
+            return sep
+    return r"\s+" if len(line.split()) > 1 else ","
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_table(path: str | Path, what: str, required: Sequence[str] = (),
+               names: Sequence[str] | None = None) -> pd.DataFrame:
+    """A table file as strings (``dtype=str``; empty cells are NaN), read strictly.
+
+    The separator is the first line's (:func:`separator_of`: tab, semicolon, comma or
+    blanks).  The first line names the columns, unless ``names`` does (a headerless
+    file: every line is data, and each must have ``len(names)`` fields).  A first line
+    that is all numbers is refused without ``names``: it is data, not column names.
 
     Refuses, naming the file: unreadable or non-UTF-8 bytes (:func:`read_text`), an
-    empty file, a header without data rows, a malformed CSV, and missing ``required``
-    columns (named).  Blank lines are kept as rows, so row ``k`` of the frame is line
-    ``k + 2`` of the file (header = line 1) and a blank line is reported, not skipped."""
+    empty file, a header without data rows, a malformed table, and missing ``required``
+    columns (named).  Blank lines are kept as rows, and ``frame.attrs["first_line"]`` is
+    the file line of row 0, so a row is reported by its line."""
     import pandas as pd
 
     path = Path(path)
@@ -72,17 +100,44 @@ def read_table(path: str | Path, what: str, required: Sequence[str] = ()) -> pd.
                        "split the file, or keep the rows the study needs")
     text = read_text(path, what)
     if not text.strip():
-        raise InputError(f"{what} {path} is empty (expected a CSV header and data rows)")
+        raise InputError(f"{what} {path} is empty (expected a header line and data rows)")
     # trailing blank lines are no rows; blank lines within the data are reported
     text = text.rstrip("\r\n") + "\n"
-    header = next(csv.reader(io.StringIO(text)))
+    first, second = [*text.split("\n", 2), "", ""][:2]
+    sep = separator_of(first.rstrip("\r"))
+
+    def split(line: str) -> list[str]:
+        line = line.rstrip("\r")
+        return line.split() if sep == r"\s+" else next(csv.reader([line], delimiter=sep), [])
+
+    fields = split(first)
+    if names is None:
+        numbers = [_is_number(f) for f in fields]
+        # data, not names: numbers where the next line has its numbers (or all numbers)
+        if any(numbers) and (numbers == [_is_number(f) for f in split(second)]
+                             or all(numbers)):
+            shown = ", ".join(fields[:4]) + (f", ... ({len(fields)} values)"
+                                             if len(fields) > 4 else "")
+            raise InputError(f"{what} {path}: line 1 is numbers ({shown}), not column "
+                             "names: name the columns of a headerless file (--columns "
+                             "NAME,NAME,...)")
+        header = [c.strip() for c in fields]
+    else:
+        header = [str(c).strip() for c in names]
+        if len(fields) != len(header):
+            raise InputError(f"{what} {path}: line 1 has {len(fields)} fields, and "
+                             f"{len(header)} column names were given ({', '.join(header)})")
     twice = sorted({c for c in header if header.count(c) > 1})
     if twice:  # pandas would rename the second one silently
         raise InputError(f"{what} {path}: column(s) {', '.join(twice)} appear more than once")
     try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, skip_blank_lines=False)
+        frame = pd.read_csv(io.StringIO(text), dtype=str, skip_blank_lines=False,
+                            sep=sep, engine="python" if len(sep) > 1 else "c",
+                            header=None if names is not None else 0,
+                            names=header if names is not None else None)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise InputError(f"{what} {path}: not a CSV file ({exc})") from None
+        raise InputError(f"{what} {path}: not a table of {SEPARATORS.get(sep, 'blank')}-"
+                         f"separated values ({exc})") from None
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -90,6 +145,7 @@ def read_table(path: str | Path, what: str, required: Sequence[str] = ()) -> pd.
                          f"(need {', '.join(required)}; have {', '.join(frame.columns)})")
     if frame.empty:
         raise InputError(f"{what} {path} has a header but no data rows")
+    frame.attrs["first_line"] = 1 if names is not None else 2
     return frame
 
 

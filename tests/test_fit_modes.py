@@ -79,6 +79,38 @@ def test_the_tud_record_has_two_configurations_that_move_every_metric():
     assert measured_configurations(few, carriers, {}) is None
 
 
+def test_configurations_many_widths_apart_split_without_a_warning():
+    """Issue 38 §4: a record whose two resistance modes lie ~40 widths apart (an
+    endurance record's LRS and its stuck cycles) made ``boundary`` take the log of
+    underflowed densities (divide by zero) before the fit failed."""
+    import warnings
+
+    from rram.fit.modes import Modes, boundary
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        split = boundary(Modes(0.3, 0.0, 40.0, 0.5, 1.0))
+    # the equal-density point of the two weighted normals
+    assert 0.0 < split < 40.0
+    assert split == pytest.approx(13.36, abs=0.05)
+
+
+def test_a_fitted_upper_spread_stays_within_what_a_spec_accepts():
+    """Issue 38 §4: the configuration step scaled a carrier's σ 16x in the upper
+    configuration, and the spec refused it with an internal message
+    ("mode_scale must be a number within (0, 10]")."""
+    from rram.fit.carriers import spec_from
+    from rram.fit.modes import Configurations, Modes
+    from rram.variation import MAX_MODE_SCALE
+
+    target = target_of(load_distribution(TUD))
+    config = Configurations("r_lrs_ohm", Modes(0.3, 7.2, 8.1, 0.2, 0.15), 1.0, {})
+    values = {"shift_deh": 0.0, "sigma_deh": 0.02, "step_deh": 0.1, "scale_deh": 16.0}
+    spec = spec_from(values, target, {"r_hrs_ohm": "deh"}, config=config)
+    (entry,) = [v for v in spec.variations if v.parameter == "deh"]
+    assert entry.mode_scale == MAX_MODE_SCALE
+
+
 @pytest.mark.slow
 def test_fit_variation_recovers_a_configuration_it_was_not_told(tmp_path):
     """A simulated record (8 devices x 150 cycles) of a cell in two configurations (30 %

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -17,6 +18,7 @@ from .common import (
     finite,
     load_card,
 )
+from .protocol import echo_protocol, protocol_options, resolve_protocol
 
 
 def _cycle_range(text: str | None) -> tuple[int, int] | None:
@@ -42,6 +44,23 @@ def holdout_option(reported: str):
              f"a list) and report {reported} on them beside the training errors.")
 
 
+def _columns(ctx: click.Context, param: click.Parameter, value: str | None
+             ) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = tuple(n.strip() for n in value.split(","))
+    if not all(names):
+        raise click.BadParameter(f"expected NAME,NAME,... with no empty name, got {value!r}")
+    return names
+
+
+def columns_option(example: str) -> Callable:
+    """``--columns``: the column names of a headerless file."""
+    return click.option("--columns", default=None, metavar="NAME,...", callback=_columns,
+                        help="The column names of a headerless file (its first line is "
+                             f"data), with unit suffixes, e.g. {example}.")
+
+
 @click.command()
 @click.argument("iv_files", nargs=-1, required=True, type=InputPath())
 @click.option("--cycle", type=int, default=None,
@@ -57,6 +76,7 @@ def holdout_option(reported: str):
               default="auto", show_default=True)
 @click.option("--voltage-column", default=None, help="Name of the voltage column.")
 @click.option("--current-column", default=None, help="Name of the current column.")
+@columns_option("time_s,voltage_V,current_uA")
 @click.option("--out", required=True, type=OutputPath(),
               help="Fitted card (JSON, with provenance and the fit report).")
 @click.option("--plot", type=OutputPath(), default=None,
@@ -74,7 +94,7 @@ def holdout_option(reported: str):
                    "integrator's tolerances, at a slightly higher RMS.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, out, plot, holdout, starts, refit) -> None:
+        voltage_column, current_column, columns, out, plot, holdout, starts, refit) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -87,7 +107,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         raise InputError("give --cycle or --cycles, not both")
     recipe = load_recipe(recipe_path) if recipe_path else default_recipe()
     curves = [c for f in iv_files for c in load_iv(
-        f, voltage=voltage_column, current=current_column)]
+        f, voltage=voltage_column, current=current_column, columns=columns)]
     loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset)
     held: list = []
     if holdout is not None:
@@ -138,6 +158,12 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 
 @click.command("fit-variation")
 @click.argument("dist_file", type=InputPath())
+@columns_option("device,cycle,state,resistance_kohm")
+@click.option("--layout", default="long", show_default=True, metavar="long|wide:STATES[:UNIT]",
+              help="long: a row per read (device, cycle, state, resistance) or per cycle "
+                   "(device, cycle, r_lrs, r_hrs); wide:LRS,HRS[:kohm]: a row per device, "
+                   "its values cycle by cycle in that order of states (first column "
+                   "'device' or the devices numbered by row).")
 @card_option("Fitted card [default: the built-in card].")
 @click.option("--devices", type=click.IntRange(20, 100_000), default=None,
               help="Simulated devices per evaluation [default: 200; --nested: 256].")
@@ -179,12 +205,18 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
                    "the length of the CF's path through the layer (l0) there.")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
-def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nested, seed,
-                      rounds, polish, skip, weights, scatter_path, out, plots, memory,
-                      modes, holdout) -> None:
+@protocol_options
+def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
+                      refine_devices, nested, seed, rounds, polish, skip, weights,
+                      scatter_path, out, plots, memory, modes, holdout,
+                      protocol_choice) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
     v_reset_V]).
+
+    Each simulated cycle is a DC loop: the card's fitted protocol unless --protocol or
+    the flags change it (the spec records the one it was fitted at, which rram mc then
+    uses).
 
     Without --nested the spread of all values is fitted and split between D2D and C2C
     in the proportion of the data's between- and within-device variance; with --nested
@@ -196,7 +228,6 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
     from ..fit.variation import (
         choose_carriers,
         fit_variation,
-        protocol_of,
         save_spec,
         target_of,
     )
@@ -211,7 +242,7 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
         if not math.isfinite(weight):
             raise InputError(f"--weight {item!r}: expected METRIC=W with W a number")
         parsed[metric.strip()] = weight
-    measured = load_distribution(dist_file)
+    measured = load_distribution(dist_file, columns, layout)
     frame, held = measured, None
     if holdout is not None:
         from ..fit.holdout import split_distribution
@@ -230,7 +261,8 @@ def fit_variation_cmd(dist_file, card_path, devices, cycles, refine_devices, nes
                    err=True)
     drift = drift_stats(measured)
     click.echo("\n".join(drift_lines(drift)), err=True)
-    protocol = protocol_of(card)
+    protocol, source = resolve_protocol(card, protocol_choice)
+    echo_protocol(protocol, source)
     carriers = choose_carriers(target, card, protocol, seed,
                                log=lambda s: click.echo(s, err=True))
     slow: dict = {}

@@ -23,7 +23,7 @@ from ..experiment import DCLoop
 from ..mc import MonteCarlo, run_devices
 from ..metrics import LOG_METRICS
 from ..validity import OUT_OF_RANGE, count_out_of_range
-from ..variation import Mode, Variation, VariationSpec, spread_limits
+from ..variation import MAX_MODE_SCALE, Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
 from .modes import Configurations
 from .target import Target, conditional_stats, rank_correlations, stats_of
@@ -178,7 +178,7 @@ def spec_from(values: dict[str, float], target: Target, carriers: dict[str, str]
              ) if geometry else ()
     # a scale that the σ has outgrown since it was set stops at the largest σ
     return VariationSpec(tuple(replace(v, mode_step=steps[v.parameter],
-                                       mode_scale=min(scales[v.parameter],
+                                       mode_scale=min(scales[v.parameter], MAX_MODE_SCALE,
                                                       spread_limits(
                                                           spec.model.parameter(v.parameter),
                                                           v.distribution)[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,6 +111,14 @@ def _scale(column: str, role: str, path: Path) -> float:
     return units[unit]
 
 
+def where(frame: pd.DataFrame, row: int) -> str:
+    """Where row ``row`` of a table read by :func:`rram.io.read_table` is in its file
+    (``line 12``; a reshaped table's own ``_where``: ``line 3, value 17``)."""
+    if "_where" in frame.columns:
+        return str(frame["_where"].iloc[row])
+    return f"line {int(frame.attrs.get('first_line', 2)) + row}"
+
+
 def numeric_column(frame: pd.DataFrame, column: str, path: Path,
                    allow_missing: bool = False) -> np.ndarray:
     """The column as floats; a cell that is not a finite number is an error naming the
@@ -120,7 +129,7 @@ def numeric_column(frame: pd.DataFrame, column: str, path: Path,
         bad &= ~frame[column].isna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{path}, line {i + 2}: column {column!r}: "
+        raise InputError(f"{path}, {where(frame, i)}: column {column!r}: "
                          f"{frame[column].iloc[i]!r} is not a finite number")
     return values
 
@@ -131,20 +140,21 @@ def integer_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
     bad = values != np.round(values)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{path}, line {i + 2}: column {column!r}: "
+        raise InputError(f"{path}, {where(frame, i)}: column {column!r}: "
                          f"{frame[column].iloc[i]!r} is not an integer")
     return values.astype(int)
 
 
 def check_magnitude(values: np.ndarray, column: str, path: Path, quantity: str,
-                    unit: str, limit: float) -> None:
+                    unit: str, limit: float, frame: pd.DataFrame | None = None) -> None:
     """Refuse a column whose largest magnitude (SI) exceeds ``limit``: the sign of a
     unit error, which a fit would happily reproduce."""
     big = np.abs(values) > limit  # NaN (not measured) is not big
     if not big.any():
         return
     k = int(np.argmax(np.where(big, np.abs(values), 0.0)))
-    raise InputError(f"{path}, line {k + 2}: {quantity} column {column!r} peaks at "
+    at = where(frame, k) if frame is not None else f"line {k + 2}"
+    raise InputError(f"{path}, {at}: {quantity} column {column!r} peaks at "
                      f"{abs(values[k]):.3g} {unit}; expected {UNIT_NAMES[unit]} below "
                      f"{limit:g} {unit} "
                      "— is it in another unit? (a unit suffix converts it, e.g. "
@@ -159,18 +169,20 @@ def check_compliance(value: float, what: str = "compliance") -> float:
 
 def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None = None,
             time: str | None = None, cycle: str | None = None,
-            compliance: float | None = None, cycles: set[int] | None = None
-            ) -> list[IVCurve]:
+            compliance: float | None = None, cycles: set[int] | None = None,
+            columns: Sequence[str] | None = None) -> list[IVCurve]:
     """The sweeps of an I-V CSV, one :class:`IVCurve` per cycle and polarity (in file
     order: a cycle that holds a whole loop gives its two sweeps).
 
     Each sweep must leave zero and come back (both branches, ≥ 3 points each); with
     ``compliance`` (A) no point may exceed it by more than :data:`COMPLIANCE_MARGIN`.
-    ``cycles`` keeps only those cycle numbers (an error if one is missing)."""
+    ``cycles`` keeps only those cycle numbers (an error if one is missing).  A headerless
+    file needs ``columns``, its column names (e.g. ``time_s, voltage_V, current_uA``)."""
     path = Path(path)
     if compliance is not None:
         check_compliance(compliance)
-    frame = read_table(path, "I-V data")
+    frame = read_table(path, "I-V data", names=columns)
+    offset = int(frame.attrs.get("first_line", 2)) - 2  # line of row k: k + 2 + offset
     columns = [str(c) for c in frame.columns]
     found = {role: _find_column(columns, role, given, path)
              for role, given in zip(ROLES, (voltage, current, time, cycle), strict=True)}
@@ -183,8 +195,8 @@ def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None
         * _scale(found["voltage"], "voltage", path)
     i = numeric_column(frame, found["current"], path) \
         * _scale(found["current"], "current", path)
-    check_magnitude(v, found["voltage"], path, "voltage", "V", MAX_VOLTAGE_V)
-    check_magnitude(i, found["current"], path, "current", "A", MAX_CURRENT_A)
+    check_magnitude(v, found["voltage"], path, "voltage", "V", MAX_VOLTAGE_V, frame)
+    check_magnitude(i, found["current"], path, "current", "A", MAX_CURRENT_A, frame)
     if found["time"]:
         t = numeric_column(frame, found["time"], path) * _scale(found["time"], "time", path)
     else:
@@ -198,12 +210,13 @@ def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None
     for a, b in zip(starts, ends, strict=True):
         n = int(c[a])
         if n in seen:
-            raise InputError(f"{path}, line {a + 2}: cycle {n} appears in two separate blocks")
+            raise InputError(f"{path}, {where(frame, a)}: cycle {n} appears in two separate "
+                             "blocks")
         seen.add(n)
         if cycles is not None and n not in cycles:
             continue
         for lo, hi in _sweeps(v[a:b]):
-            curves.append(_curve(path, n, a + lo, t[a + lo:a + hi], v[a + lo:a + hi],
+            curves.append(_curve(path, n, a + lo + offset, t[a + lo:a + hi], v[a + lo:a + hi],
                                  i[a + lo:a + hi], compliance))
     if cycles is not None and (missing := sorted(cycles - seen)):
         raise InputError(f"{path}: cycle(s) {', '.join(map(str, missing))} not in the file "
@@ -249,51 +262,57 @@ def _curve(path: Path, n: int, a: int, t, v, i, compliance) -> IVCurve:
     return IVCurve(n, t - t[0], v, i, f"{path}:{line}")
 
 
-def load_distribution(path: str | Path) -> pd.DataFrame:
-    """A resistance distribution: columns ``device, cycle, state (HRS|LRS),
-    resistance_ohm`` (plus optional ``v_set_V``/``v_reset_V`` columns, state-free; an
-    empty cell there is "not measured", NaN).  ``device`` is a label (any non-empty
-    text), ``cycle`` an integer.  The frame's ``attrs["source"]`` is the path."""
+def load_distribution(path: str | Path, columns: Sequence[str] | None = None,
+                      layout: str = "long") -> pd.DataFrame:
+    """A resistance record as rows of ``device, cycle, state (HRS|LRS),
+    resistance_ohm`` (plus ``v_set_V``/``v_reset_V`` where the file has them; an empty
+    cell there is "not measured", NaN).  The file may hold state rows, cycle rows
+    (``r_lrs``, ``r_hrs``) or, with ``layout="wide:STATES[:UNIT]"``, one row per device
+    (:mod:`rram.fit.tables`), with unit suffixes on any column, and be headerless with
+    ``columns`` naming its columns.  ``device`` is a label (any non-empty text),
+    ``cycle`` an integer.  The frame's ``attrs["source"]`` is the path."""
+    from .tables import long_table
+
     path = Path(path)
-    need = ("device", "cycle", "state", "resistance_ohm")
-    frame = read_table(path, "distribution data", required=need)
+    frame = long_table(read_table(path, "distribution data", names=columns), path, layout)
     device = frame["device"].fillna("").astype(str).str.strip()
     if (device == "").any():
         k = int(np.argmax((device == "").to_numpy()))
-        raise InputError(f"{path}, line {k + 2}: column 'device' is empty (a device label "
-                         "is needed on every row)")
+        raise InputError(f"{path}, {where(frame, k)}: column 'device' is empty (a device "
+                         "label is needed on every row)")
     out = pd.DataFrame({"device": device})
     cycle = numeric_column(frame, "cycle", path)
     bad = ~((cycle >= 0) & (cycle <= MAX_CYCLE))
     if bad.any():
         k = int(np.argmax(bad))
-        raise InputError(f"{path}, line {k + 2}: cycle {frame['cycle'].iloc[k]!r} must be a "
-                         f"whole number within [0, {MAX_CYCLE:g}]")
+        raise InputError(f"{path}, {where(frame, k)}: cycle {frame['cycle'].iloc[k]!r} must "
+                         f"be a whole number within [0, {MAX_CYCLE:g}]")
     out["cycle"] = integer_column(frame, "cycle", path)
     state = frame["state"].astype(str).str.strip().str.upper()
     bad = ~state.isin(STATES)
     if bad.any():
         k = int(np.argmax(bad.to_numpy()))
-        raise InputError(f"{path}, line {k + 2}: state {frame['state'].iloc[k]!r} "
+        raise InputError(f"{path}, {where(frame, k)}: state {frame['state'].iloc[k]!r} "
                          f"(valid: {', '.join(STATES)})")
     out["state"] = state
     r = numeric_column(frame, "resistance_ohm", path)
     if np.any(r <= 0):
         k = int(np.argmax(r <= 0))
-        raise InputError(f"{path}, line {k + 2}: resistance_ohm {r[k]:g} must be > 0")
-    check_magnitude(r, "resistance_ohm", path, "resistance", "Ohm", MAX_RESISTANCE_OHM)
+        raise InputError(f"{path}, {where(frame, k)}: resistance {r[k]:g} Ohm must be > 0")
+    check_magnitude(r, "resistance_ohm", path, "resistance", "Ohm", MAX_RESISTANCE_OHM,
+                    frame)
     out["resistance_ohm"] = r
     for col in ("v_set_V", "v_reset_V"):
         if col in frame.columns:
             x = numeric_column(frame, col, path, allow_missing=True)
-            check_magnitude(x, col, path, "voltage", "V", MAX_VOLTAGE_V)
+            check_magnitude(x, col, path, "voltage", "V", MAX_VOLTAGE_V, frame)
             out[col] = x
     twice = out.duplicated(["device", "cycle", "state"]).to_numpy()
     if twice.any():
         k = int(np.argmax(twice))
-        raise InputError(f"{path}, line {k + 2}: device {out['device'].iloc[k]!r}, cycle "
-                         f"{out['cycle'].iloc[k]}, {out['state'].iloc[k]} is given twice (one "
-                         "row per device, cycle and state)")
+        raise InputError(f"{path}, {where(frame, k)}: device {out['device'].iloc[k]!r}, "
+                         f"cycle {out['cycle'].iloc[k]}, {out['state'].iloc[k]} is given "
+                         "twice (one row per device, cycle and state)")
     out = switching_of(out)
     out.attrs["source"] = str(path)
     return out

@@ -19,6 +19,7 @@ from ..card import Card
 from ..experiment import DCLoop
 from ..metrics import LOG_METRICS
 from ..validity import OUT_OF_RANGE
+from ..variation import MAX_MODE_SCALE
 from .carriers import (
     DISTRIBUTION,
     GEOMETRY,
@@ -297,7 +298,8 @@ def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | Non
         ratio = float(np.clip(want / max(got[m]["upper_spread"], 1e-12), 0.5, 2.0))
         sigma = max(trial[sigma_key(p, "")], 1e-12) if sigma_key(p, "") in trial else 1.0
         trial[f"scale_{p}"] = float(np.clip(trial.get(f"scale_{p}", 1.0) * ratio ** damping,
-                                            MIN_SCALE, MAX_SIGMA[p] / sigma))
+                                            MIN_SCALE, min(MAX_SIGMA[p] / sigma,
+                                                           MAX_MODE_SCALE)))
 
 
 def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int

@@ -79,7 +79,12 @@ class Modes:
 
 def _weighted(x: np.ndarray, weight: float, mu: float, sd: float) -> np.ndarray:
     """A normal component's weighted density at ``x``, times √(2π)."""
-    return weight * np.exp(-0.5 * ((x - mu) / sd) ** 2) / sd
+    return np.exp(_log_weighted(x, weight, mu, sd))
+
+
+def _log_weighted(x: np.ndarray, weight: float, mu: float, sd: float) -> np.ndarray:
+    """ln of :func:`_weighted`."""
+    return math.log(weight) - 0.5 * ((np.asarray(x, float) - mu) / sd) ** 2 - math.log(sd)
 
 
 def mixture(values: np.ndarray, share: float | None = None) -> Modes | None:
@@ -152,8 +157,10 @@ def boundary(modes: Modes) -> float:
     """The value between the centres where both components are equally likely (the
     density's dip): values above it are of the upper configuration."""
     x = np.linspace(modes.lower, modes.upper, 1001)
-    lower, upper = modes.components(x)
-    return float(x[np.argmin(np.abs(np.log(upper) - np.log(lower)))])
+    # in logs: components many widths apart underflow to 0 between them
+    gap = (_log_weighted(x, modes.share, modes.upper, modes.sigma_upper)
+           - _log_weighted(x, 1 - modes.share, modes.lower, modes.sigma_lower))
+    return float(x[np.argmin(np.abs(gap))])
 
 
 def upper_of(values: np.ndarray, modes: Modes) -> np.ndarray:
