@@ -56,6 +56,8 @@ def read_text(path: str | Path, what: str) -> str:
                          f"offset {offset} (line {line}); save the file as UTF-8") from None
 
 
+#: The companion file of a fit's output that holds its verdict (:mod:`rram.fit.verdict`).
+VERDICT_SUFFIX = ".verdict.json"
 #: Column separators a table may use, tried in this order on its first line.
 SEPARATORS = {"\t": "tab", ";": "semicolon", ",": "comma"}
 

@@ -268,6 +268,7 @@ def test_any_cycle_fits_from_the_default_start(cycle, tmp_path):
     run = CliRunner().invoke(main, ["fit", str(SET_FILE), str(RESET_FILE), "--cycle",
                                     str(cycle), "--out", str(out)])
     assert run.exit_code == 0, run.output
+    assert "verdict of the loop fit: PASS" in run.output
     fit = json.loads(out.read_text())["meta"]["fit"]
     assert fit["rms_log10_decades"] <= 0.30
     for v in ("v_set_V", "v_reset_V"):

@@ -137,7 +137,9 @@ def test_fit_variation_recovers_a_configuration_it_was_not_told(tmp_path):
     path, card_path = tmp_path / "record.csv", tmp_path / "card.json"
     as_distribution(record[record["converged"]]).to_csv(path, index=False)
     card_path.write_text(card.to_json())
-    quick = ["--card", str(card_path), "--devices", "100", "--cycles", "2", "--polish", "0"]
+    # --accept: the comparison needs both specs, and the plain one fails its verdict
+    quick = ["--card", str(card_path), "--devices", "100", "--cycles", "2", "--polish", "0",
+             "--accept"]
     run = CliRunner().invoke(main, ["fit-variation", str(path), *quick, "--out",
                                     str(tmp_path / "s.json")])
     assert run.exit_code == 0, run.output

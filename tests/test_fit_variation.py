@@ -152,7 +152,7 @@ def test_fit_variation_holdout_reports_held_out_errors(tmp_path):
     run = CliRunner().invoke(main, [
         "fit-variation", str(TUD_DIST), "--card", str(TUD_CARD), "--devices", "20",
         "--refine-devices", "0", "--cycles", "1", "--rounds", "1", "--polish", "0",
-        "--holdout", "0.1", "--no-memory", "--out", str(out)])
+        "--holdout", "0.1", "--no-memory", "--accept", "--out", str(out)])
     assert run.exit_code == 0, run.output
     hold = json.loads(out.read_text())["holdout"]
     rows = {(r["data"], r["metric"]): r for r in hold["errors"]}

@@ -13,7 +13,9 @@ from rram.cli import main
 from rram.errors import InputError
 from rram.fit.data import load_distribution, load_iv
 
-#: 3 devices x 4 cycles, R_LRS ~5 kOhm, R_HRS ~100 kOhm (ohms)
+#: 3 devices x 4 cycles, R_LRS ~5 kOhm after each SET, R_HRS ~100 kOhm after each RESET
+#: (ohms); as state rows, a cycle's HRS row is the state its SET starts from: the HRS the
+#: previous cycle's RESET left
 RNG = np.random.default_rng(3)
 LRS = np.round(5e3 * np.exp(RNG.normal(0, 0.1, (3, 4))), 1)
 HRS = np.round(1e5 * np.exp(RNG.normal(0, 0.8, (3, 4))), 1)
@@ -30,7 +32,7 @@ def _state_rows(sep=",", unit="ohm", scale=1.0):
     lines = [sep.join(("device", "cycle", "state", f"resistance_{unit}"))]
     for name, c, lrs, hrs in _rows():
         lines += [sep.join((name, str(c), "LRS", str(float(lrs / scale)))),
-                  sep.join((name, str(c), "HRS", str(float(hrs / scale))))]
+                  sep.join((name, str(c + 1), "HRS", str(float(hrs / scale))))]
     return "\n".join(lines) + "\n"
 
 
@@ -145,3 +147,20 @@ def test_fit_variation_takes_the_shape_from_the_command_line(tmp_path):
                                   "--out", str(tmp_path / "s.json")])
     assert r.exit_code == 2 and "no empty name" in r.output
     assert not (tmp_path / "s.json").exists()
+
+
+def test_a_monte_carlo_table_loads_as_the_record_it_simulates(tmp_path):
+    """``rram mc``'s rows (a cycle's R after its SET and after its RESET) load as the
+    measured record they stand for: each HRS is the state the next SET starts from."""
+    from rram.mc import MonteCarlo, run_devices
+
+    frame = run_devices(MonteCarlo(devices=3, cycles=3, seed=2), range(3))
+    frame.to_csv(tmp_path / "mc.csv", index=False)
+    got = load_distribution(tmp_path / "mc.csv")
+    lrs = got[got["state"] == "LRS"].set_index(["device", "cycle"])["resistance_ohm"]
+    hrs = got[got["state"] == "HRS"].set_index(["device", "cycle"])["resistance_ohm"]
+    for row in frame.itertuples():
+        assert lrs[str(row.device), row.cycle] == pytest.approx(row.r_lrs_ohm)
+        assert hrs[str(row.device), row.cycle + 1] == pytest.approx(row.r_hrs_ohm)
+    # every simulated SET and RESET switched, and the record judges them so
+    assert (got["reason"] == "").all()

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError, RramError
+from ..io import VERDICT_SUFFIX as VERDICT
 from .common import (
     InputPath,
     OutputFolder,
@@ -61,6 +62,25 @@ def columns_option(example: str) -> Callable:
                              f"data), with unit suffixes, e.g. {example}.")
 
 
+def accept_option(what: str) -> Callable:
+    return click.option("--accept", is_flag=True,
+                        help=f"Write the {what} even when the fit fails a check of its "
+                             "verdict (the verdict goes into its metadata).")
+
+
+def judged(verdict, out: str, accept: bool, what: str) -> None:
+    """Print and write ``verdict`` beside ``out``; refuse a failed fit unless
+    ``accept`` (exit 1: nothing but the verdict written)."""
+    click.echo("\n".join(verdict.lines()))
+    path = verdict.write(out)
+    click.echo(f"wrote {path}", err=True)
+    if not verdict.passed and not accept:
+        failed = ", ".join(c.figure for c in verdict.failed)
+        raise RramError(f"the {verdict.fit} failed {len(verdict.failed)} check(s) ({failed}); "
+                        f"no {what} written (the verdict is in {path}; --accept writes the "
+                        f"{what} anyway)")
+
+
 @click.command()
 @click.argument("iv_files", nargs=-1, required=True, type=InputPath())
 @click.option("--cycle", type=int, default=None,
@@ -77,8 +97,10 @@ def columns_option(example: str) -> Callable:
 @click.option("--voltage-column", default=None, help="Name of the voltage column.")
 @click.option("--current-column", default=None, help="Name of the current column.")
 @columns_option("time_s,voltage_V,current_uA")
-@click.option("--out", required=True, type=OutputPath(),
-              help="Fitted card (JSON, with provenance and the fit report).")
+@click.option("--out", required=True, type=OutputPath(companions=(VERDICT,)),
+              help="Fitted card (JSON, with provenance and the fit report); its verdict "
+                   "goes beside it (<out>.verdict.json).")
+@accept_option("card")
 @click.option("--plot", type=OutputPath(), default=None,
               help="Overlay plot of log|I| against V (PNG).")
 @holdout_option("the fitted card's errors")
@@ -94,7 +116,8 @@ def columns_option(example: str) -> Callable:
                    "integrator's tolerances, at a slightly higher RMS.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, columns, out, plot, holdout, starts, refit) -> None:
+        voltage_column, current_column, columns, out, accept, plot, holdout, starts,
+        refit) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -145,10 +168,17 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         card = card.with_meta(holdout={
             "rule": holdout.text, "training": summarise(training), "held_out": summarise(errors),
             "cycles": errors.to_dict(orient="records")})
-    save_card(card, out)
     click.echo(text_report(result))
     if validation:
         click.echo("\n".join(validation))
+    from ..fit.verdict import loop_verdict, parameters_on_bounds
+
+    fitted = (list(result.identification["fitted"]) if result.identification
+              else list(recipe.parameters))
+    verdict = loop_verdict(result.rms_dec, result.v_set, result.v_reset,
+                           parameters_on_bounds(result.card, recipe, fitted))
+    judged(verdict, out, accept, "card")
+    save_card(card.with_meta(verdict=verdict.as_dict()), out)
     click.echo(f"wrote {out} (card {card.digest[:12]})", err=True)
     if plot:
         overlay_plot(loop, result.model_current, plot,
@@ -191,8 +221,9 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
                    "repeatable), e.g. v_reset_V=0.5.")
 @click.option("--scatter", "scatter_path", type=InputPath(),
               default=None, help="Per-cycle fits (rram fit-cycles): start from their spread.")
-@click.option("--out", required=True, type=OutputPath(),
-              help="Variation spec JSON.")
+@click.option("--out", required=True, type=OutputPath(companions=(VERDICT,)),
+              help="Variation spec JSON; its verdict goes beside it (<out>.verdict.json).")
+@accept_option("spec")
 @click.option("--plots", type=OutputFolder(), default=None,
               help="Probit CDF overlays of data and model, and the record against cycle.")
 @click.option("--memory/--no-memory", default=True, show_default=True,
@@ -208,7 +239,7 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @protocol_options
 def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
                       refine_devices, nested, seed, rounds, polish, skip, weights,
-                      scatter_path, out, plots, memory, modes, holdout,
+                      scatter_path, out, accept, plots, memory, modes, holdout,
                       protocol_choice) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
@@ -302,16 +333,22 @@ def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
         lines = distribution_lines(errors)
         validation = {"rule": holdout.text, "rows_held_out": len(held),
                       "errors": errors.to_dict(orient="records")}
-    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation,
-              drift=drift, model_drift=model_drift)
     click.echo(result.report())
     if lines:
         click.echo("\n".join(lines))
-    click.echo(f"wrote {out}", err=True)
-    if plots:
+    if plots:  # the diagnosis of a failed fit as of a good one
         for p in (*overlay_cdfs(result, plots), drift_plot(measured, plots,
                                                                  model=model_record)):
             click.echo(f"wrote {p}", err=True)
+    from ..fit.verdict import carriers_on_bounds, variation_verdict
+
+    verdict = variation_verdict(result.data_stats, result.model_stats, result.ks(),
+                                (result.target.failed_sets, result.failed_sets()),
+                                carriers_on_bounds(result.spec, card))
+    judged(verdict, out, accept, "spec")
+    save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation,
+              drift=drift, model_drift=model_drift, verdict=verdict.as_dict())
+    click.echo(f"wrote {out}", err=True)
 
 
 @click.command("fit-cycles")

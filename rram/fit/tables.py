@@ -5,13 +5,19 @@ cycle, state, resistance_ohm[, v_set_V, v_reset_V]``, each with the place in the
 it came from (``_where``, for messages):
 
 - **state rows** (long): ``device, cycle, state, resistance`` — one row per read;
-- **cycle rows**: ``device, cycle, r_lrs, r_hrs`` — one row per cycle, both reads (the
-  shape ``rram mc`` writes);
+- **cycle rows**: ``device, cycle, r_lrs, r_hrs[, v_set, v_reset]`` — one row per
+  cycle: the read after its SET and the read after its RESET (the shape ``rram mc``
+  writes);
 - **wide** (``layout="wide:LRS,HRS"``): one row per device, its label in a first column
   named ``device`` (else the devices are numbered by row), then one value per cycle and
   state, the states in the order given (``wide:LRS,HRS``: cycle 1's LRS, cycle 1's HRS,
-  cycle 2's LRS, ...; ``wide:HRS`` a file of HRS reads alone), with ``:UNIT`` for values
-  not in ohms (``wide:LRS,HRS:kohm``).
+  cycle 2's LRS, ...; ``wide:HRS,LRS`` when each cycle's HRS is read before its SET;
+  ``wide:HRS`` a file of HRS reads alone), with ``:UNIT`` for values not in ohms
+  (``wide:LRS,HRS:kohm``).
+
+In the long table a cycle's HRS row is the state that cycle's SET starts from
+(:func:`rram.fit.data.switching_of`): an HRS read after a cycle's LRS (cycle rows,
+``wide:LRS,HRS``) is moved to the next cycle.
 
 Every column may carry a unit suffix: ``resistance_kohm``, ``R (MΩ)``, ``r_lrs_ohm``,
 ``v_set_mV``.  Files may be comma, semicolon, tab or blank separated, and headerless
@@ -138,14 +144,34 @@ def long_table(frame: pd.DataFrame, path, layout: str = "long") -> pd.DataFrame:
     parts = []
     for t in per_state:
         c, f = found[t]
-        state = t[2:5].upper()
-        # a voltage belongs to its operation's state: V_set to the LRS it made
-        v = {k: x for k, x in volts.items() if (k == "v_set_V") == (state == "LRS")}
-        parts.append(pd.DataFrame({**keep, "state": state,
-                                   "resistance_ohm": _scaled(frame[c], f), **v}))
+        parts.append(pd.DataFrame({**keep, "state": t[2:5].upper(),
+                                   "resistance_ohm": _scaled(frame[c], f), **volts}))
     out = pd.concat(parts, ignore_index=True)
     # an empty cell of a cycle row is a read not taken, not a row to check
-    return out[out["resistance_ohm"].notna()].reset_index(drop=True)
+    out = out[out["resistance_ohm"].notna()].reset_index(drop=True)
+    return _after_reset(out, path, next_cycle="r_lrs_ohm" in found)
+
+
+def _after_reset(rows: pd.DataFrame, path, next_cycle: bool) -> pd.DataFrame:
+    """With ``next_cycle``, move each HRS read to the next cycle's rows: a cycle's
+    reads in time order are its SET's LRS, then its RESET's HRS, which is the state the
+    next cycle's SET starts from (the long table's HRS row of a cycle, as
+    :func:`rram.fit.data.switching_of` judges it).  The voltages stay on their cycle."""
+    if not next_cycle:
+        return rows
+    hrs = rows["state"] == "HRS"
+    cycle = pd.to_numeric(rows.loc[hrs, "cycle"], errors="coerce")
+    bad = ~(cycle.notna() & (cycle == cycle.round()))
+    if bad.any():
+        k = bad.idxmax()
+        raise InputError(f"{path}, {rows.at[k, '_where']}: cycle {rows.at[k, 'cycle']!r} "
+                         "is not a whole number")
+    rows = rows.copy()
+    rows.loc[hrs, "cycle"] = (cycle.astype("int64") + 1).astype(str)
+    for v in ("v_set_V", "v_reset_V"):
+        if v in rows.columns:
+            rows.loc[hrs, v] = np.nan
+    return rows
 
 
 def _scaled(column: pd.Series, factor: float) -> pd.Series:
@@ -188,4 +214,5 @@ def _from_wide(frame: pd.DataFrame, path, layout: str) -> pd.DataFrame:
     out = pd.concat(rows, ignore_index=True).sort_values("_order")
     # an empty cell is a read not taken (a ragged record), not an error
     out = out[out["resistance_ohm"].notna()]
-    return out.drop(columns="_order").reset_index(drop=True)
+    return _after_reset(out.drop(columns="_order").reset_index(drop=True), path,
+                        next_cycle=states == ["LRS", "HRS"])

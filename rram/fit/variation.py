@@ -279,7 +279,7 @@ def fit_variation(target: Target, card: Card, *, devices: int | None = None,
 
 def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
               holdout: dict | None = None, drift: dict | None = None,
-              model_drift: dict | None = None) -> Path:
+              model_drift: dict | None = None, verdict: dict | None = None) -> Path:
     """The fitted spec with its provenance, fit figures, (``holdout``) the errors on
     held-out data, (``drift``) the data's :func:`rram.fit.drift.drift_stats` and
     (``model_drift``) those of a simulated record of the spec."""
@@ -299,6 +299,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout
+    if verdict is not None:
+        data["verdict"] = verdict
     for key, stats in (("drift", drift), ("model_drift", model_drift)):
         if stats is not None:  # JSON has no NaN: an undefined figure is null
             data[key] = {m: {k: None if isinstance(v, float) and not math.isfinite(v) else v
