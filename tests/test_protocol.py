@@ -160,3 +160,18 @@ def test_a_resistance_only_record_fits_at_its_stated_protocol(tmp_path):
     r = runner.invoke(main, [str(a) for a in [*args, "--out", tmp_path / "d.json"]])
     assert r.exit_code == 1 and "FAIL  KS r_hrs_ohm" in r.output, r.output
     assert not (tmp_path / "d.json").exists()
+
+
+@pytest.mark.parametrize("card", sorted(FITTING.glob("*.card.json")), ids=lambda p: p.name)
+def test_the_readme_commands_switch_on_every_committed_card(run, tmp_path, card):
+    """Issue 38: the README's `rram mc` and `rram sweep` lines, given a committed card
+    (and its spec, where there is one), run the card's protocol and switch."""
+    spec = card.with_name(card.name.replace(".card.json", ".variation.json"))
+    out = tmp_path / "mc.csv"
+    r = run("mc", "--card", card, "--variation", spec if spec.exists() else "none",
+            "--devices", 10, "--cycles", 3, "--seed", 1, "--out", out)
+    assert r.exit_code == 0, r.output
+    frame = pd.read_csv(out, keep_default_na=False)
+    assert (frame["reason"] == "").mean() >= 0.9, frame["reason"].value_counts()
+    r = run("sweep", "--card", card, "--cycles", 2, "--out", tmp_path / "loop.csv")
+    assert r.exit_code == 0 and "the card's fitted protocol" in r.output, r.output
