@@ -106,6 +106,16 @@ def test_the_fitted_tud_spec_stays_in_the_range_of_validity():
     assert (frame["reason"] == "no_set").mean() <= 0.03
 
 
+def test_the_fitted_tud_spec_sets_reach_the_compliance_as_measured():
+    """Issue 38: every one of the 101 stored measured SET curves reaches the 500 uA
+    compliance; the modelled share of SETs that reach it (95 % of the limit) is within
+    2 points of that (measured on seed 7: 99.35 %; the others are cycles whose drawn
+    contact, tens of kOhm in the spec's wide lognormal tail, holds the current below)."""
+    card, _, _, frame = _committed_sample()
+    icc = protocol_of(card).icc_set
+    assert (frame["i_peak_A"] >= 0.95 * icc).mean() >= 0.98
+
+
 def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
     """Issue #14 acceptance: the medians and ln-σ of R_LRS and R_HRS within 10 %, σ(V_set)
     and σ(V_reset) within 15 %, KS <= 0.10 for each metric."""
