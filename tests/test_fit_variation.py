@@ -131,6 +131,47 @@ def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
         assert e.ks <= 0.10, (m, e.to_dict())
 
 
+@functools.cache
+def _as_the_device_ran():
+    """The committed spec run as the device ran: 20 devices x 500 cycles after a
+    burn-in cycle, at the card's protocol (about a minute)."""
+    card, spec = load_card(TUD_CARD), load_variation(TUD_SPEC)
+    return run_devices(MonteCarlo(card=card, spec=spec, devices=20, cycles=500, seed=1,
+                                  protocol=protocol_of(card), burn_in=1), range(20))
+
+
+def _robust_ln_spread(values) -> float:
+    x = np.log(np.asarray(values, float)[np.isfinite(values)])
+    q25, q75 = np.percentile(x, [25, 75])
+    return float((q75 - q25) / 1.349)
+
+
+@pytest.mark.slow
+def test_the_fitted_tud_spec_run_as_the_device_ran_keeps_its_spreads():
+    """Issue 38: the spec was fitted to the device's 1000 cycles; run as 20 devices x
+    500 cycles its robust spreads of ln R_LRS and ln R_HRS are within 15 % of the
+    record's (measured: 0.688 against 0.652, 0.724 against 0.742; the spec before the
+    refit of issue 36 gave 0.37 against 0.65)."""
+    frame = _as_the_device_ran()
+    data = load_distribution(TUD_DIST)
+    for state, column in (("LRS", "r_lrs_ohm"), ("HRS", "r_hrs_ohm")):
+        model = _robust_ln_spread(frame[column])
+        measured = _robust_ln_spread(data.loc[data["state"] == state, "resistance_ohm"])
+        assert abs(model / measured - 1) <= 0.15, (state, model, measured)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue 38, open: failed SETs are not fitted: "
+                   "0.22 % modelled in runs of at most 2 against the record's 1.3 % "
+                   "(cycles 977-989, a run of 13)")
+def test_the_fitted_tud_spec_fails_sets_as_the_device_did():
+    frame = _as_the_device_ran()
+    data = load_distribution(TUD_DIST)
+    modelled = frame["reason"].str.contains("no_set").mean()
+    measured = data["reason"].str.contains("no_set").mean()
+    assert 0.5 <= modelled / measured <= 2.0, (modelled, measured)
+
+
 def test_the_fitted_tud_spec_gives_the_same_samples_in_ngspice():
     """The held draws (the contact ``rtop`` from SET to RESET) reach ngspice as they
     reach the Python engine: the same samples, within 1 % (V) and 2 % (R)."""
