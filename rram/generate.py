@@ -48,6 +48,12 @@ def render_testbench(kind: str) -> str:
                  print_results=True).render()
 
 
+def render_torch_device() -> str:
+    from .printers.torch_printer import render_module
+
+    return render_module(default_model())
+
+
 def render_netlists_readme() -> str:
     from .spice.decks import KINDS, SETTINGS
 
@@ -134,6 +140,7 @@ def artefacts() -> dict[Path, Callable[[], str]]:
     netlists = REPO_DIR / "netlists"
     out: dict[Path, Callable[[], str]] = {
         PACKAGE_DIR / "_kernels.py": render_kernels,
+        PACKAGE_DIR / "torch" / "_device.py": render_torch_device,
         netlists / "ngspice" / "rram.lib": render_subckt_library,
         netlists / "veriloga" / "rram.va": render_veriloga,
         netlists / "README.md": render_netlists_readme,

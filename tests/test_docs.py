@@ -37,7 +37,7 @@ def test_the_readme_is_short_and_has_the_two_setup_commands():
 def test_the_readme_links_every_document_and_every_link_resolves():
     text = README.read_text()
     for doc in ("model", "ngspice", "calibration", "monte-carlo", "arrays", "engine",
-                "architecture", "benchmarks"):
+                "architecture", "benchmarks", "torch"):
         assert f"docs/{doc}.md" in text, doc
     for path in DOCUMENTS:
         for target in re.findall(r"\]\(([^)#:]+?)(?:#[^)]*)?\)", path.read_text()):

@@ -7,7 +7,7 @@ order) is the same for all targets, so generated files keep the physicist's name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..expr import FUNCTIONS, Expr, walk
@@ -19,12 +19,16 @@ _PREC = {"add": 1, "sub": 1, "mul": 2, "div": 2, "neg": 3}
 class Dialect:
     """Spelling of the IR in one target."""
 
-    target: str  # "numpy" | "spice" | "veriloga"
+    target: str  # "numpy" | "spice" | "veriloga" | "torch"
     number: Callable[[float], str]
     symbol: Callable[[str], str]
+    #: the function spellings of a target the IR's :class:`~rram.expr.Function` table
+    #: does not carry (the printer owns them); None: the table's
+    spellings: Mapping[str, str | None] | None = None
 
     def call(self, op: str, arg: str) -> str:
-        template = getattr(FUNCTIONS[op], self.target)
+        template = (self.spellings.get(op) if self.spellings is not None
+                    else getattr(FUNCTIONS[op], self.target))
         if template is None:
             raise ValueError(f"function {op!r} has no {self.target} spelling (internal helper)")
         return template.format(arg)

@@ -112,11 +112,12 @@ def _body(
     outputs: Sequence[tuple[str, Expr]],
     reserved: Sequence[str],
     indent: str = "    ",
+    dialect: Dialect = NUMPY,
 ) -> list[str]:
     schedule = Schedule([e for _, e in outputs], reserved=reserved)
-    lines = [f"{indent}{a.name} = {schedule.render(a.node, NUMPY, top=True)}"
+    lines = [f"{indent}{a.name} = {schedule.render(a.node, dialect, top=True)}"
              for a in schedule.assignments]
-    lines += [f"{indent}{target} = {schedule.render(e, NUMPY)}" for target, e in outputs]
+    lines += [f"{indent}{target} = {schedule.render(e, dialect)}" for target, e in outputs]
     return lines
 
 
@@ -182,8 +183,9 @@ def render_circuit_kernel(circuit: Circuit) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_device_functions(model: Model) -> str:
-    """Vectorised branch flows and outputs of the bare device (nodes as arrays)."""
+def render_device_functions(model: Model, dialect: Dialect = NUMPY) -> str:
+    """Vectorised branch flows and outputs of the bare device (nodes as arrays, in
+    ``dialect``: numpy, or torch for :mod:`rram.printers.torch_printer`)."""
     nodes = [node_symbol(n) for n in model.node_names]
     params = list(model.parameter_names)
     reserved = nodes + params
@@ -210,7 +212,8 @@ def render_device_functions(model: Model) -> str:
         ]
         lines += [f"    {s} = nodes[{i}]" for i, s in enumerate(nodes)]
         lines += [f"    {s} = p[{i}]" for i, s in enumerate(params)]
-        lines += _body(list(zip(targets, [e for _, e in outs], strict=True)), reserved)
+        lines += _body(list(zip(targets, [e for _, e in outs], strict=True)), reserved,
+                       dialect=dialect)
         lines.append(f"    return ({', '.join(targets)},)")
         chunks.append("\n".join(lines) + "\n")
     return "".join(chunks)

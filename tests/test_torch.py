@@ -1,0 +1,145 @@
+"""Issue 40: the torch rendering of the model agrees with the Python engine and gives
+the gradients of its solutions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rram._kernels import device_flows as numpy_flows
+from rram.card import default_card, load_card
+from rram.engine.static import solve_static
+from rram.errors import InputError
+from rram.torch import Cell, _device
+
+TUD_CARD = Path(__file__).resolve().parents[1] / "fitting" / "results" / \
+    "tud_H16248L_M12.card.json"
+CARDS = {"default": default_card(), "tud": load_card(TUD_CARD)}
+#: (gap nm, width nm) of an LRS and an HRS of each card (its programmed states)
+STATES = {k: ((c["xlrs"] * 1e9, c["wlrs"] * 1e9), (c["xhrs"] * 1e9, c["whrs"] * 1e9))
+          for k, c in CARDS.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_the_branch_flows_equal_the_numpy_rendering(name):
+    card = CARDS[name]
+    rng = np.random.default_rng(4)
+    n = 64
+    nodes = [rng.uniform(-1.5, 1.5, n) for _ in _device.NODES]
+    nodes[_device.NODES.index("dgap")] = rng.uniform(-2.0, 1.0, n)
+    nodes[_device.NODES.index("dtemp")] = rng.uniform(0.0, 800.0, n)
+    p = [card[k] for k in _device.PARAMETERS]
+    # the numpy rendering is scalar code (the engine's): one point at a time
+    ref = np.array([numpy_flows([x[i] for x in nodes], p) for i in range(n)], float).T
+    cell = Cell([card] * n)
+    got = cell.flows({k: torch.tensor(v) for k, v in zip(_device.NODES, nodes, strict=True)})
+    for b, r in zip(_device.BRANCHES, ref, strict=True):
+        np.testing.assert_allclose(got[b].detach().numpy(), r, rtol=1e-12, atol=1e-30,
+                                   err_msg=b)
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_the_static_point_equals_the_python_engine(name):
+    card = CARDS[name]
+    (gl, wl), (gh, wh) = STATES[name]
+    v = np.array([0.1, -0.1, 0.2, -0.2, 0.1, -0.1, 0.2, -0.2])
+    gap = np.array([gl] * 4 + [gh] * 4)
+    width = np.array([wl] * 4 + [wh] * 4)
+    cards = [card] * len(v)
+    ref = solve_static(cards, gap, width, v)
+    got = Cell(cards).static(torch.tensor(v), torch.tensor(gap), torch.tensor(width))
+    np.testing.assert_allclose(got["current_A"].detach().numpy(), ref["current_A"],
+                               rtol=1e-6)
+    np.testing.assert_allclose(got["temperature_K"].detach().numpy(),
+                               ref["temperature_K"], rtol=1e-6)
+
+
+def _central(f, x: float, h: float) -> float:
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_gradients_are_those_of_the_solution():
+    """Autograd through the static solve (one Newton step at the solution: the implicit
+    function theorem) against central differences of solves: the differential
+    conductance and the current's derivatives in the gap and the hopping length."""
+    card = default_card()
+    (gl, wl), (gh, wh) = STATES["default"]
+    cell = Cell([card, card], trainable=("xt", "rtop"))
+    v = torch.tensor([0.2, -0.15], requires_grad=True)
+    gap = torch.tensor([gl, gh], requires_grad=True)
+    out = cell.static(v, gap, torch.tensor([wl, wh]))
+    current = out["current_A"]
+    dv, dgap = torch.autograd.grad(current.sum(), (v, gap), retain_graph=True)
+    (dxt,) = torch.autograd.grad(current[1], cell.xt, retain_graph=True)
+    assert cell.xt.grad is None  # autograd.grad does not accumulate
+    for k, (vk, gk, wk) in enumerate(((0.2, gl, wl), (-0.15, gh, wh))):
+        def at(x, which, vk=vk, gk=gk, wk=wk):
+            args = {"v": vk, "g": gk}
+            args[which] = x
+            r = solve_static([card], np.array([args["g"]]), np.array([wk]),
+                             np.array([args["v"]]))
+            return float(r["current_A"][0])
+
+        assert float(dv[k]) == pytest.approx(_central(lambda x: at(x, "v"), vk, 1e-5),
+                                             rel=1e-5)
+        assert float(dgap[k]) == pytest.approx(_central(lambda x: at(x, "g"), gk, 1e-5),
+                                               rel=1e-4)
+
+    def with_xt(x):
+        r = solve_static([card.replace(xt=x)], np.array([gh]), np.array([wh]),
+                         np.array([-0.15]))
+        return float(r["current_A"][0])
+
+    # the hopping length of the gap: the HRS current's strongest lever
+    assert float(dxt[1]) == pytest.approx(_central(with_xt, card["xt"], 1e-15), rel=1e-4)
+    assert float(dxt[0]) == 0.0  # the other device's current does not depend on it
+    # a training step: the gradient reaches the nn.Parameters
+    cell.read_resistance(0.1, gap.detach(), torch.tensor([wl, wh])).log().sum().backward()
+    assert cell.rtop.grad is not None and torch.isfinite(cell.rtop.grad).all()
+
+
+def test_gradients_are_finite_everywhere_the_smooth_forms_join():
+    """At zero bias, at the gap's bounds and across the read range the gradient of the
+    current in the voltage and the states is finite (no kink leaks NaN or a one-sided
+    zero): the smooth forms of the IR."""
+    card = default_card()
+    (_, wl), (gh, wh) = STATES["default"]
+    n = 41
+    v = torch.linspace(-0.3, 0.3, n, dtype=torch.float64, requires_grad=True)
+    gap = torch.tensor(np.r_[np.full(20, 0.0), np.full(21, gh)], requires_grad=True)
+    width = torch.tensor(np.r_[np.full(20, wl), np.full(21, wh)], requires_grad=True)
+    out = Cell([card] * n).static(v, gap, width)["current_A"]
+    grads = torch.autograd.grad(out.sum(), (v, gap, width))
+    for g in grads:
+        assert torch.isfinite(g).all()
+    assert (grads[0] > 0).all()  # a passive cell: conductance > 0 at every bias
+
+
+def test_float32_and_device_moves():
+    card = default_card()
+    (gl, wl), _ = STATES["default"]
+    cell = Cell([card], trainable=("ea",))
+    ref = cell.static(0.1, gl, wl)["current_A"]
+    single = cell.to(torch.float32)
+    assert single.ea.dtype == torch.float32 and single.rtop.dtype == torch.float32
+    got = single.static(0.1, gl, wl)["current_A"]
+    assert got.dtype == torch.float32
+    assert float(got) == pytest.approx(float(ref), rel=1e-4)
+    assert Cell([card], dtype=torch.float32).rtop.dtype == torch.float32
+    with pytest.raises(InputError, match=r"dtype must be torch\.float64 or torch\.float32"):
+        Cell([card], dtype=torch.float16)
+    with pytest.raises(InputError, match=r"trainable parameter\(s\) eaa are not"):
+        Cell([card], trainable=("eaa",))
+
+
+def test_the_core_package_does_not_import_torch():
+    code = ("import sys, rram, rram.cli, rram.mc, rram.engine.run, rram.array; "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
