@@ -3,7 +3,8 @@
 :class:`Cell` is a batch of devices as a differentiable module: the branch flows of the
 generated rendering (:mod:`rram.torch._device`, printed from the same equations as the
 Python engine, the ngspice subcircuit and the Verilog-A module) and the static operating
-point with gradients by implicit differentiation.  The core package never imports torch:
+point with gradients by implicit differentiation.  :class:`Crossbar` reads a 1R array
+of them through its wires, differentiably.  The core package never imports torch:
 only ``import rram.torch`` does.
 """
 
@@ -18,5 +19,6 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                      "the CPU build; a CUDA build works unchanged)") from exc
 
 from .cell import Cell
+from .crossbar import Crossbar
 
-__all__ = ["Cell"]
+__all__ = ["Cell", "Crossbar"]

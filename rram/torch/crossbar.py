@@ -1,0 +1,159 @@
+"""The static read of a 1R crossbar in torch: nonlinear cells, resistive wires, drivers
+and sense resistances, with gradients by implicit differentiation.
+
+The array is the one :func:`rram.array.build.build` defines (the native engines and the
+ngspice deck come from the same :class:`~rram.array.circuit.Circuit`): its resistors,
+its grounded sources (row drivers, column sense voltages) and its cells, each cell the
+device of :class:`rram.torch.Cell` at its held state.  Newton's method solves every free
+net; each cell is condensed to its current and differential conductance at the voltage
+across it (the cell's own static solve, batched over the cells).  The Jacobian is dense,
+so the read suits tiles (the module refuses arrays whose Jacobian would exceed
+:data:`MAX_UNKNOWNS` unknowns); its gradient is that of the solution, by one Newton step
+taken with the graph at the converged point, as in :meth:`rram.torch.Cell.static`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..array.build import build, output_sources
+from ..array.cells import States
+from ..array.circuit import GND
+from ..array.spec import ArraySpec
+from ..card import CardBatch
+from ..constants import NM
+from ..errors import ConvergenceError, InputError
+from .cell import Cell
+
+#: Largest number of free nets of a dense Newton solve (a 4000² float64 Jacobian is
+#: 128 MB): a 32 x 32 array with one wire segment per pitch has ~2 100.
+MAX_UNKNOWNS = 4000
+#: Newton on the nets: the largest step (V), the convergence tolerance (V), iterations.
+MAX_STEP_V = 0.5
+VTOL = 1e-12
+MAX_ITERATIONS = 60
+
+
+class Crossbar(nn.Module):
+    """A 1R crossbar of ``spec`` with its cells at ``states`` (default: each card's
+    x0/w0) as a module: ``forward(v_rows, v_cols=0)`` gives the current each column
+    delivers into its sense amplifier (A).  ``trainable``: card parameters of the cells
+    held as ``nn.Parameter``\\ s."""
+
+    def __init__(self, spec: ArraySpec, states: States | None = None, *,
+                 params: CardBatch | None = None, trainable: tuple[str, ...] = (),
+                 dtype: torch.dtype = torch.float64,
+                 device: torch.device | str | None = None):
+        super().__init__()
+        if spec.topology != "1r":
+            raise InputError(f"the torch crossbar reads 1R arrays; {spec.topology!r} cells "
+                             "(selectors, transistors) are read by rram.array.read")
+        c = build(spec, 0.0, states, params=params)
+        free = np.setdiff1d(np.arange(c.n_nets), c.src)
+        if free.size > MAX_UNKNOWNS:
+            raise InputError(f"a {spec.rows} x {spec.cols} array with {spec.segments} wire "
+                             f"segment(s) per pitch has {free.size} free nets; the dense "
+                             f"torch read takes at most {MAX_UNKNOWNS} (use tiles, or "
+                             "rram.array.read)")
+        self.spec = spec
+        self.cells = Cell(c.cell_cards, trainable=trainable, dtype=dtype, device=device)
+
+        def index(a):
+            # ground (GND = -1) is the last entry of the full voltage vector
+            a = np.where(np.asarray(a) == GND, c.n_nets, a)
+            return torch.as_tensor(a, dtype=torch.long, device=device)
+
+        self.register_buffer("res", index(c.res), persistent=False)
+        self.register_buffer("conductance", torch.as_tensor(1.0 / c.ohms, dtype=dtype,
+                                                            device=device))
+        self.register_buffer("cell_nets", index(c.cells), persistent=False)
+        self.register_buffer("src", index(c.src), persistent=False)
+        self.register_buffer("free", index(free), persistent=False)
+        self.register_buffer("gap_nm", torch.as_tensor(
+            np.asarray(c.cell_cards["x0"]) / NM, dtype=dtype, device=device))
+        self.register_buffer("width_nm", torch.as_tensor(
+            np.asarray(c.cell_cards["w0"]) / NM, dtype=dtype, device=device))
+        sources = np.arange(c.src.size)
+        self._outputs = torch.as_tensor(sources[output_sources(spec)], dtype=torch.long,
+                                        device=device)
+        self._n_nets = c.n_nets
+        self._n_rows = spec.rows
+
+    def _volts(self, v_rows, v_cols) -> torch.Tensor:
+        like = self.conductance
+        m, n = self.spec.rows, self.spec.cols
+        rows = torch.as_tensor(v_rows, dtype=like.dtype, device=like.device).expand(m)
+        cols = torch.as_tensor(v_cols, dtype=like.dtype, device=like.device).expand(n)
+        return torch.cat([rows, cols])
+
+    def _leaving(self, v: torch.Tensor, i_cell: torch.Tensor) -> torch.Tensor:
+        """The current leaving every net (and ground, last) through the resistors and
+        the cells."""
+        out = torch.zeros_like(v)
+        i_res = (v[self.res[:, 0]] - v[self.res[:, 1]]) * self.conductance
+        out = out.index_add(0, self.res[:, 0], i_res).index_add(0, self.res[:, 1], -i_res)
+        te, be = self.cell_nets[:, 0], self.cell_nets[:, 1]
+        return out.index_add(0, te, i_cell).index_add(0, be, -i_cell)
+
+    def _cells(self, v: torch.Tensor) -> torch.Tensor:
+        v_cell = v[self.cell_nets[:, 0]] - v[self.cell_nets[:, 1]]
+        return self.cells.static(v_cell, self.gap_nm, self.width_nm)["current_A"]
+
+    def _jacobian(self, v: torch.Tensor) -> torch.Tensor:
+        """d(current leaving each free net)/d(free net voltages), dense."""
+        like = self.conductance
+        n = self._n_nets + 1
+        J = torch.zeros(n, n, dtype=like.dtype, device=like.device)
+        a, b = self.res[:, 0], self.res[:, 1]
+        g = self.conductance
+        for p, q, s in ((a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)):
+            J.index_put_((p, q), s * g, accumulate=True)
+        with torch.enable_grad():
+            vc = (v[self.cell_nets[:, 0]] - v[self.cell_nets[:, 1]]).detach()
+            vc.requires_grad_(True)
+            i = self.cells.static(vc, self.gap_nm, self.width_nm)["current_A"]
+            (g_cell,) = torch.autograd.grad(i.sum(), vc)
+        te, be = self.cell_nets[:, 0], self.cell_nets[:, 1]
+        for p, q, s in ((te, te, 1.0), (be, be, 1.0), (te, be, -1.0), (be, te, -1.0)):
+            J.index_put_((p, q), s * g_cell.detach(), accumulate=True)
+        return J[self.free][:, self.free]
+
+    def solve(self, v_rows, v_cols=0.0) -> dict[str, torch.Tensor]:
+        """The operating point of a read: ``v_nets`` (every net, ground last),
+        ``v_cell`` and ``i_cell`` (per cell, row-major) and ``i_col`` (A, into each
+        column's sense amplifier)."""
+        like = self.conductance
+        sources = self._volts(v_rows, v_cols)
+        v = torch.zeros(self._n_nets + 1, dtype=like.dtype, device=like.device)
+        with torch.no_grad():
+            v = v.index_copy(0, self.src, sources.detach())
+            for _ in range(MAX_ITERATIONS):
+                f = self._leaving(v, self._cells(v))[self.free]
+                step = torch.linalg.solve(self._jacobian(v), -f)
+                v = v.index_add(0, self.free, torch.clamp(step, -MAX_STEP_V, MAX_STEP_V))
+                if float(step.abs().max()) < VTOL:
+                    break
+            else:
+                last = float(step.abs().max())
+                raise ConvergenceError(f"crossbar read did not converge in {MAX_ITERATIONS} "
+                                       f"Newton iterations (last step {last:.3g} V)",
+                                       analysis="op")
+            J = self._jacobian(v)
+        # the graph: sources and cards enter here; one Newton step at the solution
+        v = v.index_copy(0, self.src, sources)
+        f = self._leaving(v, self._cells(v))[self.free]
+        v = v.index_add(0, self.free, -torch.linalg.solve(J, f))
+        i_cell = self._cells(v)
+        supplied = self._leaving(v, i_cell)[self.src]  # what each source drives in
+        v_cell = v[self.cell_nets[:, 0]] - v[self.cell_nets[:, 1]]
+        return {"v_nets": v, "v_cell": v_cell, "i_cell": i_cell,
+                "i_col": -supplied[self._outputs]}
+
+    def forward(self, v_rows, v_cols=0.0) -> torch.Tensor:
+        """The column currents (A) of a read with rows at ``v_rows`` (V)."""
+        return self.solve(v_rows, v_cols)["i_col"]
+
+
+__all__ = ["MAX_UNKNOWNS", "Crossbar"]
