@@ -53,8 +53,9 @@ def protocol_options(f: Callable) -> Callable:
     return click.option(
         "--protocol", "protocol_path", type=InputPath(), default=None, metavar="FILE",
         help="The DC loop: a protocol JSON object (circuit, v_set, v_reset, rate, "
-             "icc_set, ...), or a card or spec that carries one [default: the variation "
-             "spec's fitted protocol, else the card's, else +-2 V at 1 kV/s, 100 uA].",
+             "icc_set, ...), or a card or spec that carries one [default: the protocol "
+             "the variation spec (mc) or the card was fitted on, else +-2 V at 1 kV/s, "
+             "100 uA].",
     )(wrapper)
 
 
