@@ -1,0 +1,147 @@
+"""``AnalogLinear``: a linear layer whose weights live in a simulated 1R crossbar.
+
+weights → differential conductance pairs within the card's programmable range →
+programmed into the cells (write-verify to the target: each cell's gap set so that it
+reads its target at the read voltage, with that cell's card, the verify leaving a
+residual error within a tolerance) → read through the crossbar (:class:`Crossbar`:
+nonlinear cells, wire IR drop, sneak paths) at inputs encoded as row voltages → ADC
+quantisation of the column currents → output.  The forward pass is the simulated
+hardware; the backward pass is the ideal layer's (straight-through), so a network can
+be trained with the hardware in its forward passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..array.cells import States, cell_parameters
+from ..array.spec import ArraySpec
+from ..card import CardBatch
+from ..engine.static import read_resistance
+from ..errors import InputError
+from ..states import programmed
+from .crossbar import Crossbar
+
+#: Bisection steps of the programming (the gap interval halves each step).
+PROGRAM_STEPS = 60
+
+
+def conductance_range(spec: ArraySpec, v_read: float) -> tuple[float, float]:
+    """(G_min, G_max) (S): the nominal card's programmed HRS and LRS read at
+    ``v_read``: the range a weight pair is mapped into."""
+    card = spec.card
+    states = [programmed(card, w) for w in ("hrs", "lrs")]
+    r = read_resistance([card, card], np.array([s[0] for s in states]),
+                        np.array([s[1] for s in states]), v_read)
+    return float(1.0 / r[0]), float(1.0 / r[1])
+
+
+def program(cards: CardBatch, g_target: np.ndarray, v_read: float) -> States:
+    """The states (gap, width; flat, one per card) in which each cell reads
+    ``g_target`` (S) at ``v_read``: the width of its card's programmed LRS, the gap by
+    bisection between the LRS gap and the layer's thickness (conductance falls with the
+    gap).  A target beyond what the cell reaches ends at that end."""
+    width = np.asarray(cards["wlrs"]) / 1e-9
+    lo = np.asarray(cards["xlrs"]) / 1e-9
+    hi = np.asarray(cards["l0"]) / 1e-9
+    for _ in range(PROGRAM_STEPS):
+        mid = 0.5 * (lo + hi)
+        g = 1.0 / read_resistance(cards, mid, width, v_read)
+        high = g > g_target  # still too conductive: a wider gap
+        lo = np.where(high, mid, lo)
+        hi = np.where(high, hi, mid)
+    return 0.5 * (lo + hi), width
+
+
+class AnalogLinear(nn.Module):
+    """``y = W·x + b`` computed by a crossbar of ``spec``'s wires and cells.
+
+    ``weight`` (out, in) is mapped to pairs of columns: G± = G_min + (G_max − G_min)·
+    max(±W/w_max, 0), w_max = max |W|.  Inputs in [−x_max, x_max] become row voltages
+    up to ``v_read`` (two reads for signed inputs).  ``adc_bits`` quantise each column
+    current over [0, the largest current a column can carry].  ``verify_tolerance``:
+    the relative error write-verify leaves, drawn per cell from ``seed``.
+    ``ideal=True`` reads linear devices through ideal wires (the mapping and the ADC
+    alone)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
+                 spec: ArraySpec | None = None, v_read: float = 0.1, x_max: float = 1.0,
+                 adc_bits: int = 8, verify_tolerance: float = 0.02, seed: int = 0,
+                 ideal: bool = False):
+        super().__init__()
+        w = weight.detach().to(torch.float64)
+        if w.ndim != 2:
+            raise InputError(f"weight must be (out, in), got shape {tuple(w.shape)}")
+        out_f, in_f = w.shape
+        spec = replace(spec or ArraySpec(), rows=in_f, cols=2 * out_f)
+        if not (0 < v_read <= 0.3 and x_max > 0 and 1 <= adc_bits <= 24
+                and 0 <= verify_tolerance < 0.5):
+            raise InputError("AnalogLinear needs 0 < v_read <= 0.3 V (a read, not a write), "
+                             "x_max > 0, 1 <= adc_bits <= 24 and 0 <= verify_tolerance < 0.5")
+        self.v_read, self.x_max, self.adc_bits, self.ideal = v_read, x_max, adc_bits, ideal
+        # trained by the straight-through backward; program() moves them into the cells
+        self.weight = nn.Parameter(w.clone())
+        self.bias = None if bias is None else nn.Parameter(bias.detach().to(w.dtype).clone())
+        self.spec, self.seed, self.verify_tolerance = spec, seed, verify_tolerance
+        self.g_min, self.g_max = conductance_range(spec, v_read)
+        self.program()
+
+    def program(self) -> None:
+        """Write the current weights into the cells (write-verify to each target)."""
+        w = self.weight.detach()
+        self.w_max = float(w.abs().max()) or 1.0
+        span = (self.g_max - self.g_min) / self.w_max
+        pos, neg = (self.g_min + span * torch.clamp(s * w, min=0) for s in (1.0, -1.0))
+        # columns 2j and 2j+1: the pair of output j; rows: inputs
+        target = torch.stack([pos, neg], dim=1).reshape(-1, w.shape[1]).T.contiguous()
+        rng = np.random.default_rng(self.seed)
+        verify = 1.0 + self.verify_tolerance * rng.uniform(-1.0, 1.0, target.shape)
+        g_cells = target.numpy() * verify
+        self.register_buffer("conductance", torch.as_tensor(g_cells))
+        self.i_full = float(self.v_read * g_cells.sum(axis=0).max())
+        if not self.ideal:
+            cards = cell_parameters(self.spec)
+            gap, width = program(cards, g_cells.reshape(-1), self.v_read)
+            # cells whose target lies beyond the conductance their own card reaches
+            # (a D2D draw): they end at their LRS
+            lrs = np.asarray(cards["xlrs"]) / 1e-9
+            self.unreached = int(np.sum(np.isclose(gap, lrs, rtol=0, atol=1e-9)))
+            self.states = States(gap.reshape(self.spec.shape), width.reshape(self.spec.shape))
+            self.crossbar = Crossbar(self.spec, self.states, params=cards)
+
+    def _columns(self, v_rows: torch.Tensor) -> torch.Tensor:
+        if self.ideal:
+            return v_rows @ self.conductance
+        return torch.stack([self.crossbar(v) for v in v_rows])
+
+    def _adc(self, i_col: torch.Tensor) -> torch.Tensor:
+        lsb = self.i_full / (2 ** self.adc_bits - 1)
+        return torch.clamp(torch.round(i_col / lsb), 0, 2 ** self.adc_bits - 1) * lsb
+
+    def hardware(self, x: torch.Tensor) -> torch.Tensor:
+        """The simulated layer's output for inputs ``x`` (batch, in), no gradient."""
+        with torch.no_grad():
+            x = torch.clamp(x.to(torch.float64), -self.x_max, self.x_max) / self.x_max
+            out = 0.0
+            for sign in (1.0, -1.0):  # signed inputs: a read of each part
+                part = torch.clamp(sign * x, min=0) * self.v_read
+                if not bool(part.any()):
+                    continue
+                i = self._adc(self._columns(part))
+                diff = i[:, 0::2] - i[:, 1::2]
+                out = out + sign * diff
+            y = out * self.w_max * self.x_max / (self.v_read * (self.g_max - self.g_min))
+            if self.bias is not None:
+                y = y + self.bias
+            return y
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ideal = nn.functional.linear(x.to(torch.float64), self.weight, self.bias)
+        return ideal + (self.hardware(x) - ideal).detach()
+
+
+__all__ = ["AnalogLinear", "conductance_range", "program"]
