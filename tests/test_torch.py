@@ -264,3 +264,25 @@ def test_analog_linear_programs_its_cells_to_their_targets_and_reads_through_wir
     assert error <= 0.02
     ideal = AnalogLinear(lin.weight, lin.bias, spec=spec, ideal=True)
     assert error > float((ideal(x).detach() - ref).abs().max()) / float(ref.abs().max())
+
+
+def test_the_linear_engine_and_the_tiles_read_the_same_layer():
+    """The native sparse linear read (each cell at its chord conductance) gives the
+    nonlinear crossbar's outputs within one ADC step at these small read voltages; a
+    matrix on tiles equals the single array when one tile holds it, and stays near
+    nn.Linear when four tiles share it (each with its own scale and ADC)."""
+    from rram.torch.analog import AnalogLinear, TiledLinear
+
+    lin, x, ref = _layer()
+    crossbar = AnalogLinear(lin.weight, lin.bias)
+    linear = AnalogLinear(lin.weight, lin.bias, engine="linear")
+    lsb = crossbar.i_full / 255 * crossbar.w_max * crossbar.x_max / (
+        crossbar.v_read * (crossbar.g_max - crossbar.g_min))
+    assert float((crossbar(x) - linear(x)).detach().abs().max()) <= lsb
+    one = TiledLinear(lin.weight, lin.bias, tile=(6, 3), engine="linear")
+    torch.testing.assert_close(one(x), linear(x))
+    four = TiledLinear(lin.weight, lin.bias, tile=(3, 2), ideal=True, verify_tolerance=0.0)
+    assert len(four.tiles) == 4
+    assert float((four(x).detach() - ref).abs().max()) <= 0.05 * float(ref.abs().max())
+    with pytest.raises(InputError, match="engine 'spice': valid are crossbar, linear"):
+        AnalogLinear(lin.weight, engine="spice")

@@ -18,7 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..array.build import build, output_sources
 from ..array.cells import States, cell_parameters
+from ..array.read import chord_conductance
+from ..array.solve import LinearSolver
 from ..array.spec import ArraySpec
 from ..card import CardBatch
 from ..engine.static import read_resistance
@@ -28,6 +31,8 @@ from .crossbar import Crossbar
 
 #: Bisection steps of the programming (the gap interval halves each step).
 PROGRAM_STEPS = 60
+#: How a layer reads its array (:class:`AnalogLinear`).
+ENGINES = ("crossbar", "linear")
 
 
 def conductance_range(spec: ArraySpec, v_read: float) -> tuple[float, float]:
@@ -66,12 +71,16 @@ class AnalogLinear(nn.Module):
     current over [0, the largest current a column can carry].  ``verify_tolerance``:
     the relative error write-verify leaves, drawn per cell from ``seed``.
     ``ideal=True`` reads linear devices through ideal wires (the mapping and the ADC
-    alone)."""
+    alone).  ``engine``: ``"crossbar"`` reads the nonlinear cells through the wires in
+    torch (:class:`Crossbar`, dense: tiles of up to ~32 x 16 outputs);
+    ``"linear"`` each cell at its chord conductance at ``v_read`` through the wires by
+    the native array engine's sparse solver (:func:`rram.array.vmm`'s, factorised once:
+    any size, CPU)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
                  spec: ArraySpec | None = None, v_read: float = 0.1, x_max: float = 1.0,
                  adc_bits: int = 8, verify_tolerance: float = 0.02, seed: int = 0,
-                 ideal: bool = False):
+                 ideal: bool = False, engine: str = "crossbar"):
         super().__init__()
         w = weight.detach().to(torch.float64)
         if w.ndim != 2:
@@ -82,7 +91,10 @@ class AnalogLinear(nn.Module):
                 and 0 <= verify_tolerance < 0.5):
             raise InputError("AnalogLinear needs 0 < v_read <= 0.3 V (a read, not a write), "
                              "x_max > 0, 1 <= adc_bits <= 24 and 0 <= verify_tolerance < 0.5")
+        if engine not in ENGINES:
+            raise InputError(f"engine {engine!r}: valid are {', '.join(ENGINES)}")
         self.v_read, self.x_max, self.adc_bits, self.ideal = v_read, x_max, adc_bits, ideal
+        self.engine = engine
         # trained by the straight-through backward; program() moves them into the cells
         self.weight = nn.Parameter(w.clone())
         self.bias = None if bias is None else nn.Parameter(bias.detach().to(w.dtype).clone())
@@ -111,12 +123,24 @@ class AnalogLinear(nn.Module):
             lrs = np.asarray(cards["xlrs"]) / 1e-9
             self.unreached = int(np.sum(np.isclose(gap, lrs, rtol=0, atol=1e-9)))
             self.states = States(gap.reshape(self.spec.shape), width.reshape(self.spec.shape))
-            self.crossbar = Crossbar(self.spec, self.states, params=cards)
+            if self.engine == "crossbar":
+                self.crossbar = Crossbar(self.spec, self.states, params=cards)
+            else:
+                c = build(self.spec, 0.0, self.states, params=cards)
+                g = chord_conductance(self.spec, self.states, self.v_read, params=cards)
+                self.solver, self._outputs = LinearSolver(c, g), output_sources(self.spec)
+                self._sources = len(c.src)
 
     def _columns(self, v_rows: torch.Tensor) -> torch.Tensor:
         if self.ideal:
             return v_rows @ self.conductance
-        return torch.stack([self.crossbar(v) for v in v_rows])
+        if self.engine == "crossbar":
+            return torch.stack([self.crossbar(v) for v in v_rows])
+        volts = np.zeros((self._sources, v_rows.shape[0]))
+        volts[: self.spec.rows] = v_rows.detach().cpu().numpy().T
+        _, i_src = self.solver.solve(volts)
+        return torch.as_tensor(-i_src[self._outputs].T, dtype=v_rows.dtype,
+                               device=v_rows.device)
 
     def _adc(self, i_col: torch.Tensor) -> torch.Tensor:
         lsb = self.i_full / (2 ** self.adc_bits - 1)
@@ -144,4 +168,47 @@ class AnalogLinear(nn.Module):
         return ideal + (self.hardware(x) - ideal).detach()
 
 
-__all__ = ["AnalogLinear", "conductance_range", "program"]
+class TiledLinear(nn.Module):
+    """A weight matrix larger than one array, mapped onto tiles of ``tile`` = (inputs,
+    outputs) each: an :class:`AnalogLinear` per tile (its own cells, scale and ADC),
+    the tiles' outputs summed digitally; the backward pass is the whole ideal layer's.
+    ``seed`` + the tile's index seeds each tile's draws."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
+                 tile: tuple[int, int] = (64, 32), seed: int = 0, **layer):
+        super().__init__()
+        w = weight.detach().to(torch.float64)
+        rows, outs = tile
+        if rows < 1 or outs < 1:
+            raise InputError(f"tile must be (inputs, outputs) >= 1, got {tile}")
+        self.weight = nn.Parameter(w.clone())
+        self.bias = None if bias is None else nn.Parameter(bias.detach().to(w.dtype).clone())
+        self.blocks = [(o, i) for o in range(0, w.shape[0], outs)
+                       for i in range(0, w.shape[1], rows)]
+        self.tile = tile
+        self.tiles = nn.ModuleList(
+            AnalogLinear(w[o:o + outs, i:i + rows], None, seed=seed + k, **layer)
+            for k, (o, i) in enumerate(self.blocks))
+
+    def program(self) -> None:
+        """Write the current weights into every tile."""
+        rows, outs = self.tile
+        for t, (o, i) in zip(self.tiles, self.blocks, strict=True):
+            with torch.no_grad():
+                t.weight.copy_(self.weight[o:o + outs, i:i + rows])
+            t.program()
+
+    def hardware(self, x: torch.Tensor) -> torch.Tensor:
+        rows, outs = self.tile
+        y = torch.zeros(x.shape[0], self.weight.shape[0], dtype=torch.float64,
+                        device=x.device)
+        for t, (o, i) in zip(self.tiles, self.blocks, strict=True):
+            y[:, o:o + outs] += t.hardware(x[:, i:i + rows])
+        return y if self.bias is None else y + self.bias.detach()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ideal = nn.functional.linear(x.to(torch.float64), self.weight, self.bias)
+        return ideal + (self.hardware(x) - ideal).detach()
+
+
+__all__ = ["ENGINES", "AnalogLinear", "TiledLinear", "conductance_range", "program"]
