@@ -113,6 +113,8 @@ class AnalogLinear(nn.Module):
         rng = np.random.default_rng(self.seed)
         verify = 1.0 + self.verify_tolerance * rng.uniform(-1.0, 1.0, target.shape)
         g_cells = target.numpy() * verify
+        # the mapping's targets, and what write-verify left in the cells
+        self.register_buffer("target", target.clone())
         self.register_buffer("conductance", torch.as_tensor(g_cells))
         self.i_full = float(self.v_read * g_cells.sum(axis=0).max())
         if not self.ideal:
