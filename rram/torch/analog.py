@@ -24,6 +24,7 @@ from ..array.read import chord_conductance
 from ..array.solve import LinearSolver
 from ..array.spec import ArraySpec
 from ..card import CardBatch
+from ..constants import NM
 from ..engine.static import read_resistance
 from ..errors import InputError
 from ..states import programmed
@@ -45,14 +46,15 @@ def conductance_range(spec: ArraySpec, v_read: float) -> tuple[float, float]:
     return float(1.0 / r[0]), float(1.0 / r[1])
 
 
-def program(cards: CardBatch, g_target: np.ndarray, v_read: float) -> States:
-    """The states (gap, width; flat, one per card) in which each cell reads
+def program(cards: CardBatch, g_target: np.ndarray, v_read: float
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The states (gap, width in nm; flat, one per card) in which each cell reads
     ``g_target`` (S) at ``v_read``: the width of its card's programmed LRS, the gap by
     bisection between the LRS gap and the layer's thickness (conductance falls with the
     gap).  A target beyond what the cell reaches ends at that end."""
-    width = np.asarray(cards["wlrs"]) / 1e-9
-    lo = np.asarray(cards["xlrs"]) / 1e-9
-    hi = np.asarray(cards["l0"]) / 1e-9
+    width = np.asarray(cards["wlrs"]) / NM
+    lo = np.asarray(cards["xlrs"]) / NM
+    hi = np.asarray(cards["l0"]) / NM
     for _ in range(PROGRAM_STEPS):
         mid = 0.5 * (lo + hi)
         g = 1.0 / read_resistance(cards, mid, width, v_read)
@@ -122,7 +124,7 @@ class AnalogLinear(nn.Module):
             gap, width = program(cards, g_cells.reshape(-1), self.v_read)
             # cells whose target lies beyond the conductance their own card reaches
             # (a D2D draw): they end at their LRS
-            lrs = np.asarray(cards["xlrs"]) / 1e-9
+            lrs = np.asarray(cards["xlrs"]) / NM
             self.unreached = int(np.sum(np.isclose(gap, lrs, rtol=0, atol=1e-9)))
             self.states = States(gap.reshape(self.spec.shape), width.reshape(self.spec.shape))
             if self.engine == "crossbar":
