@@ -202,6 +202,23 @@ def test_the_crossbar_read_has_the_gradients_of_its_solution():
     assert float(drtop[cell]) == pytest.approx((plus - minus) / (2 * step), rel=1e-5)
 
 
+def test_the_crossbar_reads_in_float32_and_moves_its_buffers():
+    """A float32 crossbar converges to what its dtype resolves (a float64 tolerance
+    never would) and agrees with float64 within 1e-4; ``.to()`` moves every floating
+    buffer and parameter of it and of its cells."""
+    from rram.torch.crossbar import Crossbar
+
+    spec, states = _array()
+    v_rows = np.linspace(0.05, 0.2, spec.rows)
+    ref = Crossbar(spec, states)(torch.tensor(v_rows))
+    single = Crossbar(spec, states, trainable=("rtop",)).to(torch.float32)
+    floats = [t for t in (*single.parameters(), *single.buffers()) if t.is_floating_point()]
+    assert floats and all(t.dtype == torch.float32 for t in floats)
+    got = single(torch.tensor(v_rows, dtype=torch.float32))
+    assert got.dtype == torch.float32
+    np.testing.assert_allclose(got.detach().numpy(), ref.detach().numpy(), rtol=1e-4)
+
+
 def test_the_crossbar_refuses_what_it_does_not_read():
     from rram.array import ArraySpec
     from rram.torch.crossbar import Crossbar

@@ -127,13 +127,16 @@ class Crossbar(nn.Module):
         like = self.conductance
         sources = self._volts(v_rows, v_cols)
         v = torch.zeros(self._n_nets + 1, dtype=like.dtype, device=like.device)
+        # VTOL, or what the dtype resolves at these voltages (float32: ~1e-5 V)
+        tol = max(VTOL, 64 * torch.finfo(like.dtype).eps
+                  * max(1.0, float(sources.detach().abs().max())))
         with torch.no_grad():
             v = v.index_copy(0, self.src, sources.detach())
             for _ in range(MAX_ITERATIONS):
                 f = self._leaving(v, self._cells(v))[self.free]
                 step = torch.linalg.solve(self._jacobian(v), -f)
                 v = v.index_add(0, self.free, torch.clamp(step, -MAX_STEP_V, MAX_STEP_V))
-                if float(step.abs().max()) < VTOL:
+                if float(step.abs().max()) < tol:
                     break
             else:
                 last = float(step.abs().max())
