@@ -101,23 +101,27 @@ class Crossbar(nn.Module):
         v_cell = v[self.cell_nets[:, 0]] - v[self.cell_nets[:, 1]]
         return self.cells.static(v_cell, self.gap_nm, self.width_nm)["current_A"]
 
-    def _jacobian(self, v: torch.Tensor) -> torch.Tensor:
-        """d(current leaving each free net)/d(free net voltages), dense."""
-        like = self.conductance
-        n = self._n_nets + 1
-        J = torch.zeros(n, n, dtype=like.dtype, device=like.device)
-        a, b = self.res[:, 0], self.res[:, 1]
-        g = self.conductance
-        for p, q, s in ((a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)):
-            J.index_put_((p, q), s * g, accumulate=True)
+    def _condensed(self, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Each cell's current and differential conductance at ``v`` (no graph), from
+        one static solve of the cells."""
         with torch.enable_grad():
             vc = (v[self.cell_nets[:, 0]] - v[self.cell_nets[:, 1]]).detach()
             vc.requires_grad_(True)
             i = self.cells.static(vc, self.gap_nm, self.width_nm)["current_A"]
             (g_cell,) = torch.autograd.grad(i.sum(), vc)
+        return i.detach(), g_cell.detach()
+
+    def _jacobian(self, g_cell: torch.Tensor) -> torch.Tensor:
+        """d(current leaving each free net)/d(free net voltages), dense, with the cells
+        at their differential conductances ``g_cell``."""
+        like = self.conductance
+        n = self._n_nets + 1
+        J = torch.zeros(n, n, dtype=like.dtype, device=like.device)
         te, be = self.cell_nets[:, 0], self.cell_nets[:, 1]
-        for p, q, s in ((te, te, 1.0), (be, be, 1.0), (te, be, -1.0), (be, te, -1.0)):
-            J.index_put_((p, q), s * g_cell.detach(), accumulate=True)
+        for (a, b), g in (((self.res[:, 0], self.res[:, 1]), self.conductance),
+                          ((te, be), g_cell)):
+            for p, q, s in ((a, a, 1.0), (b, b, 1.0), (a, b, -1.0), (b, a, -1.0)):
+                J.index_put_((p, q), s * g, accumulate=True)
         return J[self.free][:, self.free]
 
     def solve(self, v_rows, v_cols=0.0) -> dict[str, torch.Tensor]:
@@ -133,8 +137,9 @@ class Crossbar(nn.Module):
         with torch.no_grad():
             v = v.index_copy(0, self.src, sources.detach())
             for _ in range(MAX_ITERATIONS):
-                f = self._leaving(v, self._cells(v))[self.free]
-                step = torch.linalg.solve(self._jacobian(v), -f)
+                i_cell, g_cell = self._condensed(v)
+                f = self._leaving(v, i_cell)[self.free]
+                step = torch.linalg.solve(self._jacobian(g_cell), -f)
                 v = v.index_add(0, self.free, torch.clamp(step, -MAX_STEP_V, MAX_STEP_V))
                 if float(step.abs().max()) < tol:
                     break
@@ -143,7 +148,7 @@ class Crossbar(nn.Module):
                 raise ConvergenceError(f"crossbar read did not converge in {MAX_ITERATIONS} "
                                        f"Newton iterations (last step {last:.3g} V)",
                                        analysis="op")
-            J = self._jacobian(v)
+            J = self._jacobian(self._condensed(v)[1])
         # the graph: sources and cards enter here; one Newton step at the solution
         v = v.index_copy(0, self.src, sources)
         f = self._leaving(v, self._cells(v))[self.free]
