@@ -74,8 +74,8 @@ def resolve_protocol(card, choice: dict[str, Any], variation: str | None = None)
         fitted = _spec_protocol(spec) if spec is not None else None
         if fitted is not None:
             base, source = fitted, f"the spec's fitted protocol ({spec})"
-        elif DCLoop.from_meta(card.meta) != DCLoop():
-            base, source = DCLoop.from_meta(card.meta), "the card's fitted protocol"
+        elif (carried := DCLoop.from_meta(card.meta)) != DCLoop():
+            base, source = carried, "the card's fitted protocol"
     flags = {k: v for k, v in choice.items() if k != "protocol_path" and v is not None}
     loop = base.overridden(**flags)
     if flags:

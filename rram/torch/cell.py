@@ -24,20 +24,19 @@ import torch
 from torch import nn
 
 from ..card import Card, CardBatch
+from ..engine.run import newton_limits
+from ..engine.static import TIP_GUESSES
 from ..errors import ConvergenceError, InputError
 from ..model import GROUND
 from . import _device
 
 #: The unknowns of the static solve (the states dgap, dwidth are held).
 UNKNOWNS = ("ti", "bi", "tip", "dtemp")
-#: Newton: the largest change per iteration (SPICE-style limiting) and the convergence
-#: tolerance of each unknown, by unit (volts, kelvin); the iteration limit.
-STEP_LIMIT = {"V": 0.5, "K": 100.0}
+#: Newton: the convergence tolerance of each unknown, by unit (volts, kelvin), and the
+#: iteration limit; the step limits and the tip voltage's first guesses are the Python
+#: engine's (:func:`rram.engine.run.newton_limits`, :data:`rram.engine.static.TIP_GUESSES`).
 TOLERANCE = {"V": 1e-9, "K": 1e-6}
 MAX_ITERATIONS = 100
-#: The tip voltage's first guesses, as fractions of the cell voltage (mid-way, then the
-#: ends: a fully open gap takes it all), as in :data:`rram.engine.static.TIP_GUESSES`.
-TIP_GUESSES = (0.5, 1.0, 0.0)
 
 
 def _batch(cards: Card | Sequence[Card] | CardBatch) -> CardBatch:
@@ -149,8 +148,10 @@ class Cell(nn.Module):
         v, gap, width = full(v_cell), full(gap_nm), full(width_nm)
         dgap, dwidth = self.state_nodes(gap, width)
         fixed = {"te": v, "be": torch.zeros_like(v), "dgap": dgap, "dwidth": dwidth}
-        units = ["K" if n == "dtemp" else "V" for n in UNKNOWNS]
-        limit = torch.tensor([STEP_LIMIT[u] for u in units], dtype=like.dtype,
+        layout = self.model.layout
+        units = [layout.units[layout.unknown(n)] for n in UNKNOWNS]
+        limits = newton_limits(layout)
+        limit = torch.tensor([limits[layout.unknown(n)] for n in UNKNOWNS], dtype=like.dtype,
                              device=like.device)
         # the tolerances, or what the dtype resolves (float32: ~1e-5 V)
         eps = torch.finfo(like.dtype).eps
@@ -197,4 +198,4 @@ class Cell(nn.Module):
         return v_read / self.static(v_read, gap_nm, width_nm)["current_A"]
 
 
-__all__ = ["MAX_ITERATIONS", "STEP_LIMIT", "TIP_GUESSES", "TOLERANCE", "UNKNOWNS", "Cell"]
+__all__ = ["MAX_ITERATIONS", "TOLERANCE", "UNKNOWNS", "Cell"]
