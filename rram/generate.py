@@ -49,9 +49,11 @@ def render_testbench(kind: str) -> str:
 
 
 def render_torch_device() -> str:
+    from .circuits import CIRCUIT_KINDS, build_circuit
     from .printers.torch_printer import render_module
 
-    return render_module(default_model())
+    model = default_model()
+    return render_module(model, [build_circuit(k, model) for k in CIRCUIT_KINDS])
 
 
 def render_netlists_readme() -> str:

@@ -7,42 +7,21 @@ the smooth x = 0 contact.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import cards
 
 from rram import _kernels as K
 from rram import expr as E
 from rram.card import default_card
-from rram.equations.cell import PROGRAMMED_STATES
 from rram.model import MODEL, node_symbol
 from rram.printers.numpy_printer import engine_form
 
 NAMES = [p.name for p in MODEL.parameters]
 BRANCH = {b.name: i for i, b in enumerate(MODEL.branches)}
 OUT = {o.name: i for i, o in enumerate(MODEL.outputs)}
-
-
-def _param_strategy(p):
-    if p.choices:
-        return st.sampled_from(p.choices)
-    lo, hi = p.lower, p.upper
-    if lo > 0 and hi / lo > 100:
-        return st.floats(math.log(lo), math.log(hi)).map(math.exp)
-    return st.floats(lo, hi)
-
-
-@st.composite
-def cards(draw):
-    values = {p.name: draw(_param_strategy(p)) for p in MODEL.parameters}
-    values["wmin"] = min(values["wmin"], 0.5 * values["wcf"])
-    picked = PROGRAMMED_STATES.get(values["state"])  # as a card resolves it (rram.card)
-    if picked:
-        values["x0"], values["w0"] = values[picked[0]], values[picked[1]]
-    return np.array([values[n] for n in NAMES])
 
 
 @st.composite

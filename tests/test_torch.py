@@ -10,11 +10,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import cards as card_vectors
 
+from rram import _kernels as K
 from rram._kernels import device_flows as numpy_flows
 from rram.card import default_card, load_card
+from rram.circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
 from rram.engine.static import solve_static
 from rram.errors import InputError
+from rram.model import MODEL
 from rram.torch import Cell, _device
 
 TUD_CARD = Path(__file__).resolve().parents[1] / "fitting" / "results" / \
@@ -41,6 +47,50 @@ def test_the_branch_flows_equal_the_numpy_rendering(name):
     for b, r in zip(_device.BRANCHES, ref, strict=True):
         np.testing.assert_allclose(got[b].detach().numpy(), r, rtol=1e-12, atol=1e-30,
                                    err_msg=b)
+
+
+def _in(lo: float, hi: float):
+    return (st.floats(np.log(lo), np.log(hi)).map(np.exp) if lo > 0 and hi / lo > 100
+            else st.floats(lo, hi))
+
+
+@st.composite
+def circuit_points(draw):
+    """A circuit, a card and circuit parameters over their ranges, and unknowns and
+    inputs anywhere a run can put them (states between their bounds, 0-2000 K)."""
+    kind = draw(st.sampled_from(CIRCUIT_KINDS))
+    p = draw(card_vectors())
+    value = dict(zip(MODEL.parameter_names, p, strict=True))
+    p = np.concatenate([p, [draw(_in(c.lower, c.upper)) for c in CIRCUIT_PARAMETERS]])
+    volts = [draw(st.floats(-10, 10)) for _ in range(4)]
+    gap = draw(st.floats(0, value["l0"] * 1e9)) - value["x0"] * 1e9
+    width = draw(st.floats(value["wmin"] * 1e9, value["wcf"] * 1e9)) - value["w0"] * 1e9
+    y = np.array([*volts, gap, width, draw(st.floats(0, 2000))])
+    u = np.array([draw(st.floats(-10, 10)), draw(st.floats(0, 5)), draw(_in(1e-6, 0.1))])
+    return build_circuit(kind, MODEL), y, u, p
+
+
+@given(circuit_points())
+def test_the_circuit_kernels_equal_the_numba_kernels(point):
+    """The torch rendering of every engine circuit: F, Q and both Jacobians equal the
+    numba kernels' within 1e-12 relative."""
+    circuit, y, u, p = point
+    m = len(y)
+    ref = [np.zeros(m), np.zeros(m), np.zeros((m, m)), np.zeros((m, m))]
+    getattr(K, f"{circuit.name}_eval")(y, u, p, *ref)
+    evaluate, probe, unknowns = _device.CIRCUITS[circuit.name]
+    assert unknowns == circuit.unknowns
+
+    def lanes(v):
+        return [torch.tensor([x]) for x in v]
+
+    got = evaluate(lanes(y), lanes(u), lanes(p))
+    for name, a, b in zip(("F", "Q", "JF", "JQ"), got, ref, strict=True):
+        np.testing.assert_allclose(a[0].numpy(), b, rtol=1e-12, atol=0, err_msg=name)
+    current = probe(lanes(y), lanes(u), lanes(p))
+    np.testing.assert_allclose(current.numpy(), [K.circuit_probe(
+        CIRCUIT_KINDS.index({"one_t_one_r": "1t1r"}.get(circuit.name, circuit.name)), y, u,
+        p)], rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("name", sorted(CARDS))

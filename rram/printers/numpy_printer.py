@@ -121,27 +121,37 @@ def _body(
     return lines
 
 
-def render_circuit_kernel(circuit: Circuit) -> str:
-    """A numba kernel for ``F(y) + dQ(y)/dt = 0`` of one circuit with its Jacobians."""
+def circuit_outputs(circuit: Circuit) -> list[tuple[str, tuple[int, ...], Expr]]:
+    """The residual of ``F(y) + dQ(y)/dt = 0`` of ``circuit`` and its Jacobians as
+    (array, index, expression): ``F``, ``Q`` by row, ``JF``, ``JQ`` by (row, column),
+    structural zeros left out, every exponential shared between a value and its
+    derivative (the kernels of every target render this one list)."""
     f_exprs, q_exprs = _kcl(circuit)
     unknown_syms = [node_symbol(n) for n in circuit.unknowns]
-    outputs: list[tuple[str, Expr]] = []
+    outputs: list[tuple[str, tuple[int, ...], Expr]] = []
     for i, (f, q) in enumerate(zip(f_exprs, q_exprs, strict=True)):
-        outputs.append((f"F[{i}]", f))
-        outputs.append((f"Q[{i}]", q))
+        outputs.append(("F", (i,), f))
+        outputs.append(("Q", (i,), q))
     memo: dict = {}
     for i, (f, q) in enumerate(zip(f_exprs, q_exprs, strict=True)):
         for j, s in enumerate(unknown_syms):
             df = diff(f, s, memo)
             if df is not ZERO:
-                outputs.append((f"JF[{i}, {j}]", df))
+                outputs.append(("JF", (i, j), df))
             dq = diff(q, s, memo)
             if dq is not ZERO:
-                outputs.append((f"JQ[{i}, {j}]", dq))
-    reserved = list(circuit.parameters) + unknown_syms + list(circuit.inputs)
+                outputs.append(("JQ", (i, j), dq))
     # values and derivatives together: each exponential once (the same doubles)
-    shared = exp_clip_shared([e for _, e in outputs])
-    outputs = [(t, e) for (t, _), e in zip(outputs, shared, strict=True)]
+    shared = exp_clip_shared([e for _, _, e in outputs])
+    return [(a, ix, e) for (a, ix, _), e in zip(outputs, shared, strict=True)]
+
+
+def render_circuit_kernel(circuit: Circuit) -> str:
+    """A numba kernel for ``F(y) + dQ(y)/dt = 0`` of one circuit with its Jacobians."""
+    f_exprs, _ = _kcl(circuit)
+    unknown_syms = [node_symbol(n) for n in circuit.unknowns]
+    outputs = [(f"{a}[{', '.join(map(str, ix))}]", e) for a, ix, e in circuit_outputs(circuit)]
+    reserved = list(circuit.parameters) + unknown_syms + list(circuit.inputs)
     lines = [
         "",
         "",
