@@ -11,6 +11,7 @@ simulators; :func:`simulate_with` runs any of them and returns the same result t
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -35,9 +36,12 @@ if TYPE_CHECKING:
 
 #: Circuits of a DC loop (:mod:`rram.circuits`).
 CIRCUITS = ("compliance", "1t1r", "resistor")
-#: Simulators: the Python engine, and ngspice with the subcircuit or the compiled
-#: Verilog-A (OSDI).
-ENGINES = {"python": None, "ngspice": "subckt", "veriloga": "osdi"}
+#: Simulators: the Python engine, its lockstep torch form (``rram[torch]``), and ngspice
+#: with the subcircuit or the compiled Verilog-A (OSDI).
+ENGINES = {"python": None, "torch": None, "ngspice": "subckt", "veriloga": "osdi"}
+#: Optional engines: plugins in a layer above this one (they need an extra), imported by
+#: name when asked for; each module has ``simulate`` with the Python engine's signature.
+PLUGIN_ENGINES = {"torch": "rram.torch.transient"}
 #: The RESET's compliance when none is given: ten times the SET's, at least 10 mA (the
 #: RESET draws more than the SET left; the limit only guards the source).
 RESET_COMPLIANCE_FACTOR, RESET_COMPLIANCE_MIN = 10.0, 10e-3
@@ -223,11 +227,16 @@ def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimul
                   circuit_params: Mapping[str, object] | None = None, *,
                   options: Options | None = None, spice_options=None, batch: int = 1,
                   record: bool = True) -> SimResult:
-    """Simulate with ``engine`` (:data:`ENGINES`): the Python engine with ``options``
-    (``record=False``: events only), or ngspice with ``spice_options``
+    """Simulate with ``engine`` (:data:`ENGINES`): the Python engine (compiled, or in
+    torch lockstep) with ``options`` (``record=False``: events only), or ngspice with
+    ``spice_options``
     (:class:`rram.spice.SpiceOptions`; ``batch`` devices that share a stimulus per
     deck).  The result type is the same whichever ran."""
     check_engine(engine)
+    if engine in PLUGIN_ENGINES:
+        simulate = importlib.import_module(PLUGIN_ENGINES[engine]).simulate
+        return simulate(circuit, stimuli, cards=cards, circuit_params=circuit_params,
+                        options=options, record=record)
     if ENGINES[engine] is None:
         from .engine.run import simulate
 

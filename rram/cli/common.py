@@ -235,7 +235,8 @@ def engine_option() -> Callable:
 
     return click.option("--engine", type=click.Choice(list(ENGINES)), default="python",
                         show_default=True,
-                        help="Simulator: the Python engine, ngspice with the subcircuit, or "
+                        help="Simulator: the Python engine, the same engine in torch "
+                             "lockstep (rram[torch]), ngspice with the subcircuit, or "
                              "ngspice with the compiled Verilog-A.")
 
 

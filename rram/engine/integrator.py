@@ -52,6 +52,14 @@ MAX_FORCED = 200
 #: step the error estimate allows).  With the predictive rule below, 0.9 takes the fewest
 #: model evaluations of 0.75-0.95 on the default DC loop.
 SAFETY = 0.9
+#: Bounds of the factor of the step after an accepted one, and the factor after a Newton
+#: failure (every engine that integrates as this one does takes them from here).
+GROWTH_MIN, GROWTH_MAX = 0.2, 3.0
+NEWTON_FAILED_SHRINK = 0.25
+#: The corrector's convergence test (weighted max-norm of its step) and its budget of
+#: residual evaluations; the operating point's relative tolerance and iterations.
+NEWTON_TOL, NEWTON_MAX_EVALS = 0.2, 12
+DC_RTOL, DC_MAX_ITERATIONS = 1e-9, 100
 
 
 @njit(**INLINE)
@@ -63,7 +71,7 @@ def _elementary(err, order):
 @njit(**INLINE)
 def step_shrink(err, its, order):
     """Factor of a rejected step: error above tolerance, or Newton failed (its < 0)."""
-    return 0.25 if its < 0 else max(0.2, _elementary(err, order))
+    return NEWTON_FAILED_SHRINK if its < 0 else max(GROWTH_MIN, _elementary(err, order))
 
 
 @njit(**INLINE)
@@ -77,12 +85,12 @@ def step_growth(err, eprev, order, npts, h1, h2, held):
     loop).  The predictive rule needs two BDF2 errors (``npts`` ≥ 4: a segment's first
     two steps are BDF1).  ``held``: no growth right after a rejection or a hard solve."""
     if err == 0.0:
-        return 1.0 if held else 3.0
+        return 1.0 if held else GROWTH_MAX
     e = _elementary(err, order)
-    fac = min(3.0, max(0.2, e))
+    fac = min(GROWTH_MAX, max(GROWTH_MIN, e))
     if eprev > 0.0 and npts >= 4:
         pred = e * (h1 / h2) * (eprev / err) ** (1.0 / (order + 1))
-        fac = min(fac, max(0.2, pred))
+        fac = min(fac, max(GROWTH_MIN, pred))
     if held:
         fac = min(fac, 1.0)
     return fac
@@ -212,8 +220,8 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
     t = tp[0]
     k = 0
     _inputs(tp, vp, iccp, vgate, k, t, u)
-    if not newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, 1e-9, lim,
-                     100, wt):
+    if not newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, DC_RTOL, lim,
+                     DC_MAX_ITERATIONS, wt):
         stats[STAT_FAIL_TIME] = t
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
@@ -273,7 +281,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
             # whose leftover jitter the error test then rejected step after step)
             wt[i] = atol[i] + (0.0 if errkind[i] == 2 else rtol * abs(y[i]))
         its = newton_tran(kind, yc, u, p, a0, qhist, F, Q, JF, JQ, LU, piv, dy, n, wt, lim,
-                          0.2, 12, stats, trial, dyt)
+                          NEWTON_TOL, NEWTON_MAX_EVALS, stats, trial, dyt)
         stats[STAT_NEWTON] += abs(its)
         err = 0.0
         if its > 0 and npts >= 1:

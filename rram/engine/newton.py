@@ -21,6 +21,9 @@ from .dense import INLINE, NJIT_OPTIONS, lu_factor, lu_solve
 
 # numba reads module globals as compile-time constants: a plain int of the contract
 STAT_JAC = int(Stat.JAC)
+#: An operating point has converged when an unlimited step is below this fraction of
+#: each unknown's tolerance.
+DC_STEP_TOL = 1e-3
 
 
 @njit(**INLINE)
@@ -73,7 +76,7 @@ def newton_dc(kind, y, u, p, frozen, F, Q, JF, JQ, LU, piv, dy, n, atol, rtol, l
             if not np.isfinite(dy[i]):
                 return False
         err, limited = _apply_update(y, dy, n, wt, lim)
-        if not limited and err <= 1e-3:
+        if not limited and err <= DC_STEP_TOL:
             return True
     return False
 

@@ -352,6 +352,7 @@ def simulate(
     stop_current: float | Sequence[float] | None = None,
     thresholds: np.ndarray | None = None,
     record: bool = True,
+    integrate=None,
 ) -> SimResult:
     """Simulate devices in ``circuit`` (``resistor``, ``compliance`` or ``1t1r``).
 
@@ -370,7 +371,10 @@ def simulate(
     (``tclose``; :mod:`rram.events`), the peak temperature rise (``dtmax``), the unknowns,
     cell voltage and device current at the segment's end (``yend``, ``gap_end``,
     ``width_end``, ``vcell_end``, ``iend``).  ``record=False`` skips the sampled
-    waveforms (large batches that need only events).
+    waveforms (large batches that need only events).  ``integrate``: the integration of
+    the packed arrays (:func:`integrate_arrays`, the compiled engine, by default; the
+    lockstep torch engine, :func:`rram.torch.transient.integrate_arrays`, takes the same
+    arguments).
     """
     opts = options or Options()
     stimuli, batch, cp = prepare_inputs(circuit, stimuli, cards, circuit_params, n_devices)
@@ -383,7 +387,7 @@ def simulate(
     nseg = TP.shape[1] - 1
     thr = SET_FRACTION * ICC if thresholds is None \
         else np.broadcast_to(thresholds, (n, nseg)).copy()
-    out_y, status, stats, ev = integrate_arrays(
+    out_y, status, stats, ev = (integrate or integrate_arrays)(
         circ, P, TP, VP, ICC, VG, OUT, batch.model, opts, stop_current, thr,
         gap_closure_threshold(lay, P), progress=progress)
     samples = ([out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)] if record

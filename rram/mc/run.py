@@ -22,7 +22,7 @@ from ..card import Card, CardBatch, default_card, formed_state
 from ..constants import NM
 from ..engine.static import read_resistance
 from ..errors import InputError
-from ..experiment import DCLoop, check_engine, simulate_with
+from ..experiment import ENGINES, DCLoop, check_engine, simulate_with
 from ..metrics import (
     CYCLE_COLUMNS,
     peak_current,
@@ -123,7 +123,7 @@ def spice_settings(protocol: DCLoop, event: str):
 
 
 def _simulate(mc: MonteCarlo, stimulus, cards: CardBatch, event: str):
-    options, batch = spice_settings(mc.protocol, event) if mc.engine != "python" \
+    options, batch = spice_settings(mc.protocol, event) if ENGINES[mc.engine] \
         else (None, 1)
     return simulate_with(mc.engine, mc.protocol.circuit, stimulus, cards,
                          mc.protocol.circuit_params, spice_options=options, batch=batch,
