@@ -369,34 +369,41 @@ def _metrics_agree(ref, got, rtol):
 
 
 def test_the_torch_transient_switches_as_the_python_engine():
-    """Loops of two cards at their own protocols in one lockstep batch (the default card
-    SETs at +2 V, the TUD card at -2.5 V; padded stimuli of different lengths), and a
-    1T1R loop: every switching metric equal to the compiled engine's within 0.5 %
-    (measured: 4e-4 at most, on the peak current; the voltages within 4e-5)."""
+    """Loops of two cards at their own protocols and of 12 cards of the default D2D
+    variation in one lockstep batch (the default card SETs at +2 V, the TUD card at
+    -2.5 V; padded stimuli of different lengths), and a 1T1R loop: every switching
+    metric equal to the compiled engine's within 0.5 % (measured: 1.6e-3 at most, on the
+    peak current of a varied card; the voltages within 1.3e-4)."""
+    from rram.array.cells import cell_parameters
+    from rram.array.spec import ArraySpec
     from rram.engine.run import simulate
     from rram.engine.stimulus import dc_loops
     from rram.torch.transient import simulate as torch_simulate
+    from rram.variation import default_variation
 
-    stimuli = [dc_loops(cycles=2, reads=True),
+    default_loop = dc_loops(cycles=2, reads=True)
+    varied = cell_parameters(ArraySpec(rows=1, cols=12, variation=default_variation(),
+                                       seed=3)).cards()
+    stimuli = [default_loop,
                dc_loops(v_set=-2.5, v_reset=2.5, rate=0.3445, icc_set=5e-4, cycles=2,
-                        reads=True, v_read=0.2, v_step=5e-3)]
-    cards = [CARDS["default"], CARDS["tud"]]
+                        reads=True, v_read=0.2, v_step=5e-3)] + [default_loop] * len(varied)
+    cards = [CARDS["default"], CARDS["tud"], *varied]
     ref = simulate("compliance", stimuli, cards)
     got = torch_simulate("compliance", stimuli, cards)
-    assert list(got.status) == [0, 0]
+    assert not got.status.any()
     # the same step rules: the same steps, give or take the Newton's reuse of factors
     np.testing.assert_allclose(got.stats[:, 0], ref.stats[:, 0], rtol=0.02)
     _metrics_agree(ref, got, 5e-3)
     # the waveforms too, on the output grid (within the abrupt SET the samples are
-    # interpolated between different steps: 2.5e-3 nm there; elsewhere within the
+    # interpolated between different steps: up to 1e-2 nm there; elsewhere within the
     # error tolerances of two integrations, 5.8e-4 nm at the 99th percentile)
     from rram.engine.run import Options
 
     atol_nm = Options().atol_nm
-    for d in range(2):
+    for d in range(len(cards)):
         a, b = ref.device_arrays(d), got.device_arrays(d)
         gap_error = np.abs(b["gap_nm"] - a["gap_nm"])
-        assert gap_error.max() < 1e-2 and np.quantile(gap_error, 0.99) < 5 * atol_nm
+        assert gap_error.max() < 5e-2 and np.quantile(gap_error, 0.99) < 5 * atol_nm
     one_t = dict(cycles=2, v_gate=1.2, reads=True)
     _metrics_agree(simulate("1t1r", dc_loops(**one_t), CARDS["default"]),
                    torch_simulate("1t1r", dc_loops(**one_t), CARDS["default"]), 5e-3)
