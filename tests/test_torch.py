@@ -303,6 +303,38 @@ def test_analog_linear_with_ideal_devices_equals_nn_linear_within_the_adc():
     torch.testing.assert_close(gx, lin.weight.detach().sum(0).expand_as(x))
 
 
+def test_analog_linear_errors_are_the_array_engines_vmm_errors():
+    """With device variation and wires, the layer's output error against nn.Linear is
+    what rram.array.vmm computes for the same cell conductances (the chord conductances
+    of the programmed cells at the read voltage), decoded the same way: a 24-bit ADC
+    leaves the two equal to 1e-9 of the error itself."""
+    from rram.array import vmm
+    from rram.array.cells import cell_parameters
+    from rram.array.read import chord_conductance
+    from rram.array.spec import ArraySpec
+    from rram.torch.analog import AnalogLinear
+    from rram.variation import default_variation
+
+    lin, x, ref = _layer()
+    spec = ArraySpec(variation=default_variation(), seed=5)
+    layer = AnalogLinear(lin.weight, lin.bias, spec=spec, engine="linear", adc_bits=24,
+                         verify_tolerance=0.1, seed=2)
+    error = layer.hardware(x) - ref
+    g = chord_conductance(layer.spec, layer.states, layer.v_read,
+                          params=cell_parameters(layer.spec))
+    xn = (x / layer.x_max).numpy()
+    decoded = 0.0
+    for sign in (1.0, -1.0):  # a read of each sign of the inputs, as the layer reads
+        i = vmm(layer.spec, np.clip(sign * xn, 0, None) * layer.v_read, layer.states,
+                g_cell=g).outputs
+        decoded = decoded + sign * (i[:, 0::2] - i[:, 1::2])
+    scale = layer.w_max * layer.x_max / (layer.v_read * (layer.g_max - layer.g_min))
+    vmm_error = decoded * scale + lin.bias.detach().numpy() - ref.numpy()
+    assert float(np.abs(vmm_error).max()) > 0.01  # variation and wires: a real error
+    lsb = layer.i_full / (2**24 - 1) * scale  # one ADC step in output units
+    np.testing.assert_allclose(error.numpy(), vmm_error, rtol=0, atol=2 * lsb)
+
+
 def test_analog_linear_programs_its_cells_to_their_targets_and_reads_through_wires():
     """Each cell, programmed by write-verify to its target conductance (2 % verify
     tolerance), reads that target at v_read with its own card (D2D draws) within 1e-6,
@@ -445,3 +477,29 @@ def test_the_step_rules_are_the_integrators():
                 got = step_shrink(torch.tensor([err], dtype=torch.float64),
                                   torch.tensor([its < 0]), torch.tensor([order]))
                 assert float(got) == pytest.approx(want, rel=1e-6)  # pow: 4e-9 apart
+
+
+@pytest.mark.slow
+def test_the_sensitivities_of_a_reset_are_its_finite_differences():
+    """The forward sensitivities of a RESET sweep from the LRS (integrated with the run,
+    their errors in the step control): the derivative of the read after it (R_HRS) by a
+    barrier, the contact resistance and the thermal parameter equal central differences
+    of full runs of the compiled engine (both at Options.tight; measured 1.0e-5, 1.6e-4,
+    2.6e-5)."""
+    from rram.engine.run import Options, simulate
+    from rram.engine.stimulus import sweep_phase
+    from rram.torch.sensitivity import sensitivities
+
+    st = sweep_phase(-2.0, 1e3, 10e-3, phase="reset", v_step=0.01)
+    card = CARDS["default"].replace(state=1.0)
+    names = ("eh", "rtop", "kth")
+    read = int(np.flatnonzero(st.sample_times <= st.times[4])[-1])  # end of the read
+    sens = sensitivities("compliance", st, card, names, options=Options.tight())
+    assert sens.d_current.shape == (1, 3, st.sample_times.size)
+    for j, name in enumerate(names):
+        h = 1e-4 * abs(card[name])
+        currents = [simulate("compliance", st, card.replace(**{name: card[name] + s * h}),
+                             options=Options.tight()).device_arrays(0)["current_A"][read]
+                    for s in (1, -1)]
+        fd = (currents[0] - currents[1]) / (2 * h)
+        assert sens.d_current[0, j, read] == pytest.approx(fd, rel=5e-4), name

@@ -113,6 +113,12 @@ def render_circuit_function(circuit: Circuit) -> str:
              f"    JQ = [[0.0] * {n} for _ in range({n})]"]
     lines += _body(outputs, reserved, dialect=TORCH)
     lines += ["    return _stack(F), _stack(Q), _stack(JF), _stack(JQ)",
+              "", "", f"def {circuit.name}_charges(y, u, p):",
+              '    """F and Q alone (no Jacobians): the sensitivities\' explicit terms."""',
+              *head, f"    F = [0.0] * {n}", f"    Q = [0.0] * {n}"]
+    lines += _body([(t, e) for t, e in outputs if t[0] in "FQ" and not t.startswith("JF")],
+                   reserved, dialect=TORCH)
+    lines += ["    return _stack(F), _stack(Q)",
               "", "", f"def {circuit.name}_probe(y, u, p):",
               '    """Current into the device\'s te port (A)."""', *head]
     lines += _body([("current", engine_form([circuit.probe])[0])], reserved, dialect=TORCH)
@@ -129,7 +135,10 @@ def render_module(model: Model, circuits: Sequence[Circuit] = ()) -> str:
     table = ["", "", "#: circuit name -> (eval, probe, its unknowns in order)",
              "CIRCUITS = {" + ", ".join(
                  f"{c.name!r}: ({c.name}_eval, {c.name}_probe, {c.unknowns!r})"
-                 for c in circuits) + "}"] if circuits else []
+                 for c in circuits) + "}",
+             "#: circuit name -> F and Q without the Jacobians",
+             "CHARGES = {" + ", ".join(f"{c.name!r}: {c.name}_charges"
+                                       for c in circuits) + "}"] if circuits else []
     return (header + render_device_functions(model, TORCH)
             + "".join(render_circuit_function(c) for c in circuits)
             + ("\n".join(table) + "\n" if table else ""))

@@ -808,6 +808,195 @@ def resistor_eval(y, u, p):
     return _stack(F), _stack(Q), _stack(JF), _stack(JQ)
 
 
+def resistor_charges(y, u, p):
+    """F and Q alone (no Jacobians): the sensitivities' explicit terms."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_dgap = y[4]
+    n_dwidth = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    state = p[3]
+    xlrs = p[4]
+    wlrs = p[5]
+    xhrs = p[6]
+    whrs = p[7]
+    dtamb = p[8]
+    dea = p[9]
+    kw = p[10]
+    fw = p[11]
+    deh = p[12]
+    dei = p[13]
+    l0 = p[14]
+    wcf = p[15]
+    wmin = p[16]
+    j0 = p[17]
+    xt = p[18]
+    vt = p[19]
+    rho0 = p[20]
+    tnom = p[21]
+    tcr = p[22]
+    jox = p[23]
+    a0 = p[24]
+    f0 = p[25]
+    zion = p[26]
+    vcap = p[27]
+    ea = p[28]
+    alpha = p[29]
+    alphaw = p[30]
+    weff = p[31]
+    wsat = p[32]
+    rsat = p[33]
+    nsat = p[34]
+    eh = p[35]
+    ei = p[36]
+    ri = p[37]
+    alphah = p[38]
+    kwr = p[39]
+    edif = p[40]
+    kdif = p[41]
+    kth = p[42]
+    rthox = p[43]
+    tauth = p[44]
+    tvalid = p[45]
+    rtop = p[46]
+    rbot = p[47]
+    cp = p[48]
+    rshunt = p[49]
+    vs = p[50]
+    xbound = p[51]
+    tfloor = p[52]
+    tceil = p[53]
+    xguard = p[54]
+    thold = p[55]
+    lmin = p[56]
+    xeps = p[57]
+    swt = p[58]
+    tamb = p[59]
+    rs = p[60]
+    gsrc = p[61]
+    cd = p[62]
+    kp = p[63]
+    wl = p[64]
+    vto = p[65]
+    F = [0.0] * 7
+    Q = [0.0] * 7
+    t1 = (n_mid - n_ti)/rtop
+    t2 = 0.01*wcf*wcf
+    t3 = wcf/1e-09
+    t4 = xguard/1e-09
+    t5 = t3 + t4
+    t6 = 0.1*wmin/1e-09
+    t7 = 0.5*wmin/1e-09
+    t8 = state*(2.0 - state)
+    t9 = 0.5*state*(state - 1.0)
+    t10 = (w0 + t8*(wlrs - w0) + t9*(whrs - w0))/1e-09 + n_dwidth
+    w_nm = t5 - t6*softplus((t5 - (t7 + t6*softplus((t10 - t7)/t6)))/t6)
+    w = 1e-09*w_nm
+    t11 = w*w
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - t11)/t2))
+    t12 = n_ti - n_bi
+    v_cell = polarity*t12
+    t13 = v_cell/vt
+    i_leak = jox*area_ox*(0.5*(torch.exp(torch.clamp(t13, max=EXP_LIMIT))*(1.0 + torch.clamp(t13 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t13, max=EXP_LIMIT))*(1.0 + torch.clamp(-t13 - 40.0, min=0.0)))) + v_cell/rshunt
+    t14 = polarity*i_leak
+    area_cf = 0.7853981633974483*w*w
+    t15 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tceil - t15*softplus((tceil - (tfloor + t15*softplus((t_local - tfloor)/t15)))/t15)
+    t16 = tcr*(t_safe - tnom)
+    rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
+    t17 = l0/1e-09
+    t18 = t17 + t4
+    t19 = 0.1*t4
+    t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
+    x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
+    x = 1e-09*x_nm
+    t21 = l0 - x
+    cf_length = lmin + lmin*softplus((t21 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t22 = polarity*i_cf
+    t23 = cp*t12
+    t24 = v_gap/vt
+    i_gap = j0*area_cf*(torch.exp(torch.clamp(-(x/xt), max=EXP_LIMIT))*(1.0 + torch.clamp(-(x/xt) - 40.0, min=0.0)))*(0.5*(torch.exp(torch.clamp(t24, max=EXP_LIMIT))*(1.0 + torch.clamp(t24 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t24, max=EXP_LIMIT))*(1.0 + torch.clamp(-t24 - 40.0, min=0.0))))
+    t25 = polarity*i_gap
+    t26 = pos_sq(v_cell)
+    t27 = vs*vs
+    p_set = t26/(t26 + t27)
+    ln_af = torch.log(a0) + torch.log(f0)
+    x_field = torch.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    ln_rate_vertical = ln_af + (zion*alpha*v_gap/x_field - ea_eff)/kt
+    t28 = torch.log(vcap)
+    ln_rate_vertical_capped = ln_rate_vertical - softplus(ln_rate_vertical - t28)
+    rate_vertical = torch.exp(torch.clamp(ln_rate_vertical_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_vertical_capped - 40.0, min=0.0))
+    t29 = 10.0*xbound
+    t30 = 0.5*(1.0 + torch.tanh(0.5*(x/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(x/t29))))
+    t31 = pos_sq(-v_cell)
+    p_reset = t31/(t31 + t27)
+    ln_rate_release = ln_af - (ei + dei + ri*zion*v_gap)/kt
+    ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t28)
+    rate_release = torch.exp(torch.clamp(ln_rate_release_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_release_capped - 40.0, min=0.0))
+    t32 = v_gap*v_gap
+    hop_field = zion*alphah*(t32/torch.sqrt(t32 + t27))/(x_field*kt)
+    hop_drive = torch.sqrt(hop_field*hop_field + 1e-06)
+    ln_rate_hop = ln_af - (eh + deh)/kt + torch.log(0.5*(torch.exp(torch.clamp(hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(hop_drive - 40.0, min=0.0)) - torch.exp(torch.clamp(-hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(-hop_drive - 40.0, min=0.0))))
+    ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t28)
+    rate_hop = torch.exp(torch.clamp(ln_rate_hop_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_hop_capped - 40.0, min=0.0))
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    t33 = p_reset*rate_reset
+    t34 = 0.5*(1.0 + torch.tanh(0.5*(t21/xbound)))
+    e_dif = edif + dea
+    ln_rate_diffusion = ln_af - e_dif/kt
+    ln_rate_diffusion_capped = ln_rate_diffusion - softplus(ln_rate_diffusion - t28)
+    rate_diffusion = torch.exp(torch.clamp(ln_rate_diffusion_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_diffusion_capped - 40.0, min=0.0))
+    t35 = kdif*rate_diffusion
+    dx_dt = -(p_set*rate_vertical*t30) + t33*(t34 - 0.5*(1.0 + torch.tanh(-(0.5*(t21/t29))))) - t35*t30
+    x_recovery = 1000000000.0*(pos_sq(-t20) - pos_sq(t20 - t17))
+    gap_rate = dx_dt/1e-09 + x_recovery
+    ln_rate_lateral = torch.log(kw*(weff + weff*weff/(2.0*torch.sqrt(t11 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
+    ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t28)
+    rate_lateral = torch.exp(torch.clamp(ln_rate_lateral_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_lateral_capped - 40.0, min=0.0))
+    t36 = wcf - w
+    t37 = (ln_rate_lateral_capped - torch.log(rsat))/nsat
+    w_eq = wsat*(torch.exp(torch.clamp(t37, max=EXP_LIMIT))*(1.0 + torch.clamp(t37 - 40.0, min=0.0)))
+    growth_room = 0.5*(1.0 + torch.tanh(0.5*((w_eq - w)/swt)))
+    gap_opening = t33*t34
+    t38 = w - wmin
+    t39 = 0.5*(1.0 + torch.tanh(0.5*(t38/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t38/t29))))
+    dw_dt = p_set*rate_lateral*(0.5*(1.0 + torch.tanh(0.5*(t36/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t36/t29)))))*growth_room - kwr*gap_opening*t39 - t35*t39
+    w_recovery = 1000000000.0*(pos_sq(wmin/1e-09 - t10) - pos_sq(t10 - t3))
+    rth_cf = kth*rho0*cf_length/area_cf
+    rth = rth_cf*rthox/(rth_cf + rthox)
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = t1 - (v_app - n_mid)/rs
+    Q[0] = cd*n_mid
+    F[1] = -t1 + t14 + t22
+    Q[1] = t23
+    F[2] = n_bi/rbot - t14 - t25
+    Q[2] = -t23
+    F[3] = -t22 + t25
+    Q[3] = 0.0
+    F[4] = -gap_rate
+    Q[4] = n_dgap
+    F[5] = -(dw_dt/1e-09 + w_recovery)
+    Q[5] = n_dwidth
+    F[6] = n_dtemp - (rth*power + dtamb)
+    Q[6] = tauth*n_dtemp
+    return _stack(F), _stack(Q)
+
+
 def resistor_probe(y, u, p):
     """Current into the device's te port (A)."""
     n_mid = y[0]
@@ -1320,6 +1509,195 @@ def compliance_eval(y, u, p):
     JF[6][6] = 1.0 + rth*(t147*v_body)
     JQ[6][6] = tauth
     return _stack(F), _stack(Q), _stack(JF), _stack(JQ)
+
+
+def compliance_charges(y, u, p):
+    """F and Q alone (no Jacobians): the sensitivities' explicit terms."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_dgap = y[4]
+    n_dwidth = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    state = p[3]
+    xlrs = p[4]
+    wlrs = p[5]
+    xhrs = p[6]
+    whrs = p[7]
+    dtamb = p[8]
+    dea = p[9]
+    kw = p[10]
+    fw = p[11]
+    deh = p[12]
+    dei = p[13]
+    l0 = p[14]
+    wcf = p[15]
+    wmin = p[16]
+    j0 = p[17]
+    xt = p[18]
+    vt = p[19]
+    rho0 = p[20]
+    tnom = p[21]
+    tcr = p[22]
+    jox = p[23]
+    a0 = p[24]
+    f0 = p[25]
+    zion = p[26]
+    vcap = p[27]
+    ea = p[28]
+    alpha = p[29]
+    alphaw = p[30]
+    weff = p[31]
+    wsat = p[32]
+    rsat = p[33]
+    nsat = p[34]
+    eh = p[35]
+    ei = p[36]
+    ri = p[37]
+    alphah = p[38]
+    kwr = p[39]
+    edif = p[40]
+    kdif = p[41]
+    kth = p[42]
+    rthox = p[43]
+    tauth = p[44]
+    tvalid = p[45]
+    rtop = p[46]
+    rbot = p[47]
+    cp = p[48]
+    rshunt = p[49]
+    vs = p[50]
+    xbound = p[51]
+    tfloor = p[52]
+    tceil = p[53]
+    xguard = p[54]
+    thold = p[55]
+    lmin = p[56]
+    xeps = p[57]
+    swt = p[58]
+    tamb = p[59]
+    rs = p[60]
+    gsrc = p[61]
+    cd = p[62]
+    kp = p[63]
+    wl = p[64]
+    vto = p[65]
+    F = [0.0] * 7
+    Q = [0.0] * 7
+    t1 = (n_mid - n_ti)/rtop
+    t2 = 0.01*wcf*wcf
+    t3 = wcf/1e-09
+    t4 = xguard/1e-09
+    t5 = t3 + t4
+    t6 = 0.1*wmin/1e-09
+    t7 = 0.5*wmin/1e-09
+    t8 = state*(2.0 - state)
+    t9 = 0.5*state*(state - 1.0)
+    t10 = (w0 + t8*(wlrs - w0) + t9*(whrs - w0))/1e-09 + n_dwidth
+    w_nm = t5 - t6*softplus((t5 - (t7 + t6*softplus((t10 - t7)/t6)))/t6)
+    w = 1e-09*w_nm
+    t11 = w*w
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - t11)/t2))
+    t12 = n_ti - n_bi
+    v_cell = polarity*t12
+    t13 = v_cell/vt
+    i_leak = jox*area_ox*(0.5*(torch.exp(torch.clamp(t13, max=EXP_LIMIT))*(1.0 + torch.clamp(t13 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t13, max=EXP_LIMIT))*(1.0 + torch.clamp(-t13 - 40.0, min=0.0)))) + v_cell/rshunt
+    t14 = polarity*i_leak
+    area_cf = 0.7853981633974483*w*w
+    t15 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tceil - t15*softplus((tceil - (tfloor + t15*softplus((t_local - tfloor)/t15)))/t15)
+    t16 = tcr*(t_safe - tnom)
+    rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
+    t17 = l0/1e-09
+    t18 = t17 + t4
+    t19 = 0.1*t4
+    t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
+    x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
+    x = 1e-09*x_nm
+    t21 = l0 - x
+    cf_length = lmin + lmin*softplus((t21 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t22 = polarity*i_cf
+    t23 = cp*t12
+    t24 = v_gap/vt
+    i_gap = j0*area_cf*(torch.exp(torch.clamp(-(x/xt), max=EXP_LIMIT))*(1.0 + torch.clamp(-(x/xt) - 40.0, min=0.0)))*(0.5*(torch.exp(torch.clamp(t24, max=EXP_LIMIT))*(1.0 + torch.clamp(t24 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t24, max=EXP_LIMIT))*(1.0 + torch.clamp(-t24 - 40.0, min=0.0))))
+    t25 = polarity*i_gap
+    t26 = pos_sq(v_cell)
+    t27 = vs*vs
+    p_set = t26/(t26 + t27)
+    ln_af = torch.log(a0) + torch.log(f0)
+    x_field = torch.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    ln_rate_vertical = ln_af + (zion*alpha*v_gap/x_field - ea_eff)/kt
+    t28 = torch.log(vcap)
+    ln_rate_vertical_capped = ln_rate_vertical - softplus(ln_rate_vertical - t28)
+    rate_vertical = torch.exp(torch.clamp(ln_rate_vertical_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_vertical_capped - 40.0, min=0.0))
+    t29 = 10.0*xbound
+    t30 = 0.5*(1.0 + torch.tanh(0.5*(x/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(x/t29))))
+    t31 = pos_sq(-v_cell)
+    p_reset = t31/(t31 + t27)
+    ln_rate_release = ln_af - (ei + dei + ri*zion*v_gap)/kt
+    ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t28)
+    rate_release = torch.exp(torch.clamp(ln_rate_release_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_release_capped - 40.0, min=0.0))
+    t32 = v_gap*v_gap
+    hop_field = zion*alphah*(t32/torch.sqrt(t32 + t27))/(x_field*kt)
+    hop_drive = torch.sqrt(hop_field*hop_field + 1e-06)
+    ln_rate_hop = ln_af - (eh + deh)/kt + torch.log(0.5*(torch.exp(torch.clamp(hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(hop_drive - 40.0, min=0.0)) - torch.exp(torch.clamp(-hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(-hop_drive - 40.0, min=0.0))))
+    ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t28)
+    rate_hop = torch.exp(torch.clamp(ln_rate_hop_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_hop_capped - 40.0, min=0.0))
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    t33 = p_reset*rate_reset
+    t34 = 0.5*(1.0 + torch.tanh(0.5*(t21/xbound)))
+    e_dif = edif + dea
+    ln_rate_diffusion = ln_af - e_dif/kt
+    ln_rate_diffusion_capped = ln_rate_diffusion - softplus(ln_rate_diffusion - t28)
+    rate_diffusion = torch.exp(torch.clamp(ln_rate_diffusion_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_diffusion_capped - 40.0, min=0.0))
+    t35 = kdif*rate_diffusion
+    dx_dt = -(p_set*rate_vertical*t30) + t33*(t34 - 0.5*(1.0 + torch.tanh(-(0.5*(t21/t29))))) - t35*t30
+    x_recovery = 1000000000.0*(pos_sq(-t20) - pos_sq(t20 - t17))
+    gap_rate = dx_dt/1e-09 + x_recovery
+    ln_rate_lateral = torch.log(kw*(weff + weff*weff/(2.0*torch.sqrt(t11 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
+    ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t28)
+    rate_lateral = torch.exp(torch.clamp(ln_rate_lateral_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_lateral_capped - 40.0, min=0.0))
+    t36 = wcf - w
+    t37 = (ln_rate_lateral_capped - torch.log(rsat))/nsat
+    w_eq = wsat*(torch.exp(torch.clamp(t37, max=EXP_LIMIT))*(1.0 + torch.clamp(t37 - 40.0, min=0.0)))
+    growth_room = 0.5*(1.0 + torch.tanh(0.5*((w_eq - w)/swt)))
+    gap_opening = t33*t34
+    t38 = w - wmin
+    t39 = 0.5*(1.0 + torch.tanh(0.5*(t38/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t38/t29))))
+    dw_dt = p_set*rate_lateral*(0.5*(1.0 + torch.tanh(0.5*(t36/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t36/t29)))))*growth_room - kwr*gap_opening*t39 - t35*t39
+    w_recovery = 1000000000.0*(pos_sq(wmin/1e-09 - t10) - pos_sq(t10 - t3))
+    rth_cf = kth*rho0*cf_length/area_cf
+    rth = rth_cf*rthox/(rth_cf + rthox)
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = t1 - icc*torch.tanh(gsrc*(v_app - n_mid)/icc)
+    Q[0] = cd*n_mid
+    F[1] = -t1 + t14 + t22
+    Q[1] = t23
+    F[2] = n_bi/rbot - t14 - t25
+    Q[2] = -t23
+    F[3] = -t22 + t25
+    Q[3] = 0.0
+    F[4] = -gap_rate
+    Q[4] = n_dgap
+    F[5] = -(dw_dt/1e-09 + w_recovery)
+    Q[5] = n_dwidth
+    F[6] = n_dtemp - (rth*power + dtamb)
+    Q[6] = tauth*n_dtemp
+    return _stack(F), _stack(Q)
 
 
 def compliance_probe(y, u, p):
@@ -1837,6 +2215,195 @@ def one_t_one_r_eval(y, u, p):
     return _stack(F), _stack(Q), _stack(JF), _stack(JQ)
 
 
+def one_t_one_r_charges(y, u, p):
+    """F and Q alone (no Jacobians): the sensitivities' explicit terms."""
+    n_mid = y[0]
+    n_ti = y[1]
+    n_bi = y[2]
+    n_tip = y[3]
+    n_dgap = y[4]
+    n_dwidth = y[5]
+    n_dtemp = y[6]
+    v_app = u[0]
+    v_gate = u[1]
+    icc = u[2]
+    polarity = p[0]
+    x0 = p[1]
+    w0 = p[2]
+    state = p[3]
+    xlrs = p[4]
+    wlrs = p[5]
+    xhrs = p[6]
+    whrs = p[7]
+    dtamb = p[8]
+    dea = p[9]
+    kw = p[10]
+    fw = p[11]
+    deh = p[12]
+    dei = p[13]
+    l0 = p[14]
+    wcf = p[15]
+    wmin = p[16]
+    j0 = p[17]
+    xt = p[18]
+    vt = p[19]
+    rho0 = p[20]
+    tnom = p[21]
+    tcr = p[22]
+    jox = p[23]
+    a0 = p[24]
+    f0 = p[25]
+    zion = p[26]
+    vcap = p[27]
+    ea = p[28]
+    alpha = p[29]
+    alphaw = p[30]
+    weff = p[31]
+    wsat = p[32]
+    rsat = p[33]
+    nsat = p[34]
+    eh = p[35]
+    ei = p[36]
+    ri = p[37]
+    alphah = p[38]
+    kwr = p[39]
+    edif = p[40]
+    kdif = p[41]
+    kth = p[42]
+    rthox = p[43]
+    tauth = p[44]
+    tvalid = p[45]
+    rtop = p[46]
+    rbot = p[47]
+    cp = p[48]
+    rshunt = p[49]
+    vs = p[50]
+    xbound = p[51]
+    tfloor = p[52]
+    tceil = p[53]
+    xguard = p[54]
+    thold = p[55]
+    lmin = p[56]
+    xeps = p[57]
+    swt = p[58]
+    tamb = p[59]
+    rs = p[60]
+    gsrc = p[61]
+    cd = p[62]
+    kp = p[63]
+    wl = p[64]
+    vto = p[65]
+    F = [0.0] * 7
+    Q = [0.0] * 7
+    t1 = (n_bi - n_mid)/rbot
+    t2 = 0.01*wcf*wcf
+    t3 = wcf/1e-09
+    t4 = xguard/1e-09
+    t5 = t3 + t4
+    t6 = 0.1*wmin/1e-09
+    t7 = 0.5*wmin/1e-09
+    t8 = state*(2.0 - state)
+    t9 = 0.5*state*(state - 1.0)
+    t10 = (w0 + t8*(wlrs - w0) + t9*(whrs - w0))/1e-09 + n_dwidth
+    w_nm = t5 - t6*softplus((t5 - (t7 + t6*softplus((t10 - t7)/t6)))/t6)
+    w = 1e-09*w_nm
+    t11 = w*w
+    area_ox = 0.7853981633974483*(t2*softplus((wcf*wcf - t11)/t2))
+    t12 = n_ti - n_bi
+    v_cell = polarity*t12
+    t13 = v_cell/vt
+    i_leak = jox*area_ox*(0.5*(torch.exp(torch.clamp(t13, max=EXP_LIMIT))*(1.0 + torch.clamp(t13 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t13, max=EXP_LIMIT))*(1.0 + torch.clamp(-t13 - 40.0, min=0.0)))) + v_cell/rshunt
+    t14 = polarity*i_leak
+    area_cf = 0.7853981633974483*w*w
+    t15 = 0.1*tfloor
+    t_local = tamb + n_dtemp
+    t_safe = tceil - t15*softplus((tceil - (tfloor + t15*softplus((t_local - tfloor)/t15)))/t15)
+    t16 = tcr*(t_safe - tnom)
+    rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
+    t17 = l0/1e-09
+    t18 = t17 + t4
+    t19 = 0.1*t4
+    t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
+    x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
+    x = 1e-09*x_nm
+    t21 = l0 - x
+    cf_length = lmin + lmin*softplus((t21 - lmin)/lmin)
+    g_cf = area_cf/(rho*cf_length)
+    v_gap = polarity*(n_tip - n_bi)
+    v_body = v_cell - v_gap
+    i_cf = g_cf*v_body
+    t22 = polarity*i_cf
+    t23 = cp*t12
+    t24 = v_gap/vt
+    i_gap = j0*area_cf*(torch.exp(torch.clamp(-(x/xt), max=EXP_LIMIT))*(1.0 + torch.clamp(-(x/xt) - 40.0, min=0.0)))*(0.5*(torch.exp(torch.clamp(t24, max=EXP_LIMIT))*(1.0 + torch.clamp(t24 - 40.0, min=0.0)) - torch.exp(torch.clamp(-t24, max=EXP_LIMIT))*(1.0 + torch.clamp(-t24 - 40.0, min=0.0))))
+    t25 = polarity*i_gap
+    t26 = pos_sq(v_cell)
+    t27 = vs*vs
+    p_set = t26/(t26 + t27)
+    ln_af = torch.log(a0) + torch.log(f0)
+    x_field = torch.sqrt(x*x + xeps*xeps)
+    ea_eff = ea + dea
+    kt = 8.617342301212761e-05*t_safe
+    ln_rate_vertical = ln_af + (zion*alpha*v_gap/x_field - ea_eff)/kt
+    t28 = torch.log(vcap)
+    ln_rate_vertical_capped = ln_rate_vertical - softplus(ln_rate_vertical - t28)
+    rate_vertical = torch.exp(torch.clamp(ln_rate_vertical_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_vertical_capped - 40.0, min=0.0))
+    t29 = 10.0*xbound
+    t30 = 0.5*(1.0 + torch.tanh(0.5*(x/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(x/t29))))
+    t31 = pos_sq(-v_cell)
+    p_reset = t31/(t31 + t27)
+    ln_rate_release = ln_af - (ei + dei + ri*zion*v_gap)/kt
+    ln_rate_release_capped = ln_rate_release - softplus(ln_rate_release - t28)
+    rate_release = torch.exp(torch.clamp(ln_rate_release_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_release_capped - 40.0, min=0.0))
+    t32 = v_gap*v_gap
+    hop_field = zion*alphah*(t32/torch.sqrt(t32 + t27))/(x_field*kt)
+    hop_drive = torch.sqrt(hop_field*hop_field + 1e-06)
+    ln_rate_hop = ln_af - (eh + deh)/kt + torch.log(0.5*(torch.exp(torch.clamp(hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(hop_drive - 40.0, min=0.0)) - torch.exp(torch.clamp(-hop_drive, max=EXP_LIMIT))*(1.0 + torch.clamp(-hop_drive - 40.0, min=0.0))))
+    ln_rate_hop_capped = ln_rate_hop - softplus(ln_rate_hop - t28)
+    rate_hop = torch.exp(torch.clamp(ln_rate_hop_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_hop_capped - 40.0, min=0.0))
+    rate_reset = rate_release*rate_hop/(rate_release + rate_hop + 1e-30)
+    t33 = p_reset*rate_reset
+    t34 = 0.5*(1.0 + torch.tanh(0.5*(t21/xbound)))
+    e_dif = edif + dea
+    ln_rate_diffusion = ln_af - e_dif/kt
+    ln_rate_diffusion_capped = ln_rate_diffusion - softplus(ln_rate_diffusion - t28)
+    rate_diffusion = torch.exp(torch.clamp(ln_rate_diffusion_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_diffusion_capped - 40.0, min=0.0))
+    t35 = kdif*rate_diffusion
+    dx_dt = -(p_set*rate_vertical*t30) + t33*(t34 - 0.5*(1.0 + torch.tanh(-(0.5*(t21/t29))))) - t35*t30
+    x_recovery = 1000000000.0*(pos_sq(-t20) - pos_sq(t20 - t17))
+    gap_rate = dx_dt/1e-09 + x_recovery
+    ln_rate_lateral = torch.log(kw*(weff + weff*weff/(2.0*torch.sqrt(t11 + 0.01*wmin*(0.01*wmin))))*f0) + (zion*alphaw*fw*v_body/l0 - ea_eff)/kt
+    ln_rate_lateral_capped = ln_rate_lateral - softplus(ln_rate_lateral - t28)
+    rate_lateral = torch.exp(torch.clamp(ln_rate_lateral_capped, max=EXP_LIMIT))*(1.0 + torch.clamp(ln_rate_lateral_capped - 40.0, min=0.0))
+    t36 = wcf - w
+    t37 = (ln_rate_lateral_capped - torch.log(rsat))/nsat
+    w_eq = wsat*(torch.exp(torch.clamp(t37, max=EXP_LIMIT))*(1.0 + torch.clamp(t37 - 40.0, min=0.0)))
+    growth_room = 0.5*(1.0 + torch.tanh(0.5*((w_eq - w)/swt)))
+    gap_opening = t33*t34
+    t38 = w - wmin
+    t39 = 0.5*(1.0 + torch.tanh(0.5*(t38/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t38/t29))))
+    dw_dt = p_set*rate_lateral*(0.5*(1.0 + torch.tanh(0.5*(t36/xbound))) - 0.5*(1.0 + torch.tanh(-(0.5*(t36/t29)))))*growth_room - kwr*gap_opening*t39 - t35*t39
+    w_recovery = 1000000000.0*(pos_sq(wmin/1e-09 - t10) - pos_sq(t10 - t3))
+    rth_cf = kth*rho0*cf_length/area_cf
+    rth = rth_cf*rthox/(rth_cf + rthox)
+    power = i_cf*v_body + i_gap*v_gap
+    F[0] = -t1 + 0.5*(kp*wl)*(pos_sq(v_gate - vto) - pos_sq(v_gate - n_mid - vto))
+    Q[0] = cd*n_mid
+    F[1] = -((v_app - n_ti)/rtop) + t14 + t22
+    Q[1] = t23
+    F[2] = t1 - t14 - t25
+    Q[2] = -t23
+    F[3] = -t22 + t25
+    Q[3] = 0.0
+    F[4] = -gap_rate
+    Q[4] = n_dgap
+    F[5] = -(dw_dt/1e-09 + w_recovery)
+    Q[5] = n_dwidth
+    F[6] = n_dtemp - (rth*power + dtamb)
+    Q[6] = tauth*n_dtemp
+    return _stack(F), _stack(Q)
+
+
 def one_t_one_r_probe(y, u, p):
     """Current into the device's te port (A)."""
     n_mid = y[0]
@@ -1921,3 +2488,5 @@ def one_t_one_r_probe(y, u, p):
 
 #: circuit name -> (eval, probe, its unknowns in order)
 CIRCUITS = {'resistor': (resistor_eval, resistor_probe, ('mid', 'ti', 'bi', 'tip', 'dgap', 'dwidth', 'dtemp')), 'compliance': (compliance_eval, compliance_probe, ('mid', 'ti', 'bi', 'tip', 'dgap', 'dwidth', 'dtemp')), 'one_t_one_r': (one_t_one_r_eval, one_t_one_r_probe, ('mid', 'ti', 'bi', 'tip', 'dgap', 'dwidth', 'dtemp'))}
+#: circuit name -> F and Q without the Jacobians
+CHARGES = {'resistor': resistor_charges, 'compliance': compliance_charges, 'one_t_one_r': one_t_one_r_charges}

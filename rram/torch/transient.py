@@ -177,9 +177,11 @@ class _Events:
     """The per-segment events of :mod:`rram.events` (lanes, segments), recorded at the
     lanes' accepted points (the rules of the integrator's ``_record``)."""
 
-    def __init__(self, n, nseg, m, thr, gap_closed, igap, like):
+    def __init__(self, n, nseg, m, thr, gap_closed, igap, like, parameters=0):
         def full(v, *shape):
             return torch.full((n, nseg, *shape), v, dtype=DTYPE, device=like.device)
+
+        self.d_tcross = full(np.nan, parameters) if parameters else None
 
         self.imax, self.timax, self.tcross = full(-np.inf), full(np.nan), full(np.nan)
         self.dtmax, self.tdrop, self.tclose = full(-np.inf), full(np.nan), full(np.nan)
@@ -189,7 +191,10 @@ class _Events:
         self.igap = igap
         self.rows = torch.arange(n, device=like.device)
 
-    def record(self, mask, k, t, t_prev, i_now, i_prev, y, y_prev):
+    def record(self, mask, k, t, t_prev, i_now, i_prev, y, y_prev, di_now=None,
+               di_prev=None):
+        """``di_now``, ``di_prev``: the currents' tangents (lanes, parameters), which give
+        the crossing time's (``d_tcross``, the step times held)."""
         r, kk = self.rows, k.clamp(max=self.imax.shape[1] - 1)
 
         def put(a, cond, value):
@@ -209,9 +214,14 @@ class _Events:
             t_prev + (i_prev - level) / torch.where(i_prev > i_now, i_prev - i_now, 1.0) * dt)
         thr = self.thr[r, kk]
         rising = (i_prev < thr) & (i_now > i_prev)
-        put(self.tcross, self.tcross[r, kk].isnan() & (i_now >= thr),
-            torch.where(rising, t_prev + (thr - i_prev) / torch.where(
-                rising, i_now - i_prev, 1.0) * dt, t))
+        crossed = mask & self.tcross[r, kk].isnan() & (i_now >= thr)
+        rise = torch.where(rising, i_now - i_prev, 1.0)
+        put(self.tcross, crossed, torch.where(rising, t_prev + (thr - i_prev) / rise * dt, t))
+        if di_now is not None:
+            # t_c = t_prev + (thr − i_prev)/(i_now − i_prev)·dt, differentiated
+            g = torch.where(rising, dt / rise**2, 0.0)[:, None]
+            d = g * ((thr - i_now)[:, None] * di_prev - (thr - i_prev)[:, None] * di_now)
+            self.d_tcross[r, kk] = torch.where(crossed[:, None], d, self.d_tcross[r, kk])
         put(self.dtmax, y[:, -1] > self.dtmax[r, kk], y[:, -1])
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -225,10 +235,12 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
                      stop_current: float | Sequence[float] | np.ndarray | None = None,
                      thresholds: np.ndarray | None = None,
                      gap_closed: np.ndarray | None = None, progress: bool = False, *,
-                     device: torch.device | str | None = None
+                     device: torch.device | str | None = None, tangents=None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """:func:`rram.engine.run.integrate_arrays` in torch, every device a lane (same
-    arguments and results; ``device``: where the lanes run)."""
+    arguments and results; ``device``: where the lanes run).  ``tangents``: forward
+    sensitivities carried along (:class:`rram.torch.sensitivity.Tangents`; their errors
+    join the step control)."""
     from ..engine.run import gap_closure_threshold
 
     opts = options or Options()
@@ -247,7 +259,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     thr = SET_FRACTION * ICC if thresholds is None else thresholds
     if gap_closed is None:
         gap_closed = gap_closure_threshold(lay, P)
-    events = _Events(n, nseg, m, thr, gap_closed, lay.unknown("dgap"), atol)
+    events = _Events(n, nseg, m, thr, gap_closed, lay.unknown("dgap"), atol,
+                     0 if tangents is None else tangents.p)
     i_stop = T(np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                           float), (n,)))
     status = torch.full((n,), int(Status.OK), dtype=torch.long, device=device)
@@ -272,7 +285,11 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     stats[~live, Stat.FAIL_TIME] = t[~live]
     _, Q, _, JQ = lanes(y, u)
     i_prev = lanes.probe(y, u).abs()
-    events.record(live, k, t, t, i_prev, i_prev, y, y)
+    di = None
+    if tangents is not None:
+        tangents.start(y, u, frozen, nout)
+        di = tangents.di
+    events.record(live, k, t, t, i_prev, i_prev, y, y, di, di)
     q0, q1, y1, y2 = Q.clone(), Q.clone(), y.clone(), y.clone()
     h1 = torch.zeros(n, dtype=DTYPE, device=device)
     h2 = h1.clone()
@@ -283,19 +300,25 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     eprev = h1.clone()
     rejected = torch.zeros(n, dtype=torch.bool, device=device)
 
-    def sample(mask, t_from, h, y_from, y_to, t_until):
-        """Write the output times in (t_from, t_until] of the ``mask`` lanes."""
+    def sample(mask, t_from, h, y_from, y_to, t_until, stepped=True):
+        """Write the output times in (t_from, t_until] of the ``mask`` lanes (and the
+        tangents', from theirs before and after the step)."""
+        pairs = [(y_from, y_to, out_y)]
+        if tangents is not None:
+            pairs += tangents.pairs(stepped)
         while nout:
             at = OUTt[rows, iout.clamp(max=nout - 1)]
             due = mask & (iout < nout) & (at <= t_until)
             if not bool(due.any()):
                 return
             d = torch.nonzero(due)[:, 0]
-            f = ((at[d] - t_from[d]) / torch.where(h[d] > 0, h[d], 1.0))[:, None]
-            out_y[d, iout[d]] = y_from[d] + f * (y_to[d] - y_from[d])
+            f = (at[d] - t_from[d]) / torch.where(h[d] > 0, h[d], 1.0)
+            for a, b, out in pairs:
+                fd = f.reshape(-1, *([1] * (a.dim() - 1)))
+                out[d, iout[d]] = a[d] + fd * (b[d] - a[d])
             iout[d] += 1
 
-    sample(live, t, torch.zeros_like(t), y, y, t)
+    sample(live, t, torch.zeros_like(t), y, y, t, stepped=False)
     h = torch.clamp((TPt[:, 1] - TPt[:, 0]) * 1e-3, max=opts.hmax)
     bar = None
     if progress:
@@ -322,7 +345,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
             k += skip
         ended = live & (k >= nseg)
         if bool(ended.any()):
-            sample(ended, t, torch.zeros_like(t), y, y, torch.full_like(t, np.inf))
+            sample(ended, t, torch.zeros_like(t), y, y, torch.full_like(t, np.inf),
+                   stepped=False)
             finish(ended)
         if not bool(live.any()):
             break
@@ -336,10 +360,11 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         order = torch.where(npts >= 2, 2, 1)
         yp = _predict(npts, h, h1, h2, y, y1, y2)
         w = h / torch.where(h1 > 0, h1, 1.0)
-        second = (order == 2)[:, None]
+        # BDF: dQ/dt ≈ a0·Q(y) + c1·Q(y_prev) + c2·Q(y_prev2)
         a0 = torch.where(order == 2, (1 + 2 * w) / (h * (1 + w)), 1.0 / h)
-        qhist = torch.where(second, (-(1 + w) / h)[:, None] * q0
-                            + (w * w / (h * (1 + w)))[:, None] * q1, -q0 / h[:, None])
+        c1 = torch.where(order == 2, -(1 + w) / h, -1.0 / h)
+        c2 = torch.where(order == 2, w * w / (h * (1 + w)), 0.0)
+        qhist = c1[:, None] * q0 + c2[:, None] * q1
         cerr = torch.where(order == 2, 2.0 / 7.0, 1.0 / 3.0)
         wt = atol + torch.where(errkind == 2, 0.0, opts.rtol * y.abs())
         yc = yp.clone()
@@ -349,6 +374,9 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         err = torch.where(converged & (npts >= 1),
                           _error(yc, yp, y, JQ, atol, errkind, opts.chgtol, opts.rtol, cerr),
                           0.0)
+        if tangents is not None:  # the tangents' local errors join the step control
+            err = torch.where(converged & (npts >= 1), torch.maximum(err, tangents.candidate(
+                yc, u, a0, c1, c2, npts, h, h1, h2, cerr)), err)
         at_floor = h <= 1.001 * opts.hmin
         forced_ok = live & converged & (err > 1) & at_floor & (forced < steps.MAX_FORCED)
         reject = live & ~forced_ok & (~converged | (err > 1))
@@ -367,6 +395,9 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         if not bool(accept.any()):
             continue
         sample(accept, t, h, y, yc, tn)
+        if tangents is not None:
+            di_prev = tangents.di
+            tangents.accept(accept, yc, u)
         a = accept[:, None]
         q = (JQ @ yc[..., None])[..., 0]
         y2, y1 = torch.where(a, y1, y2), torch.where(a, y, y1)
@@ -379,7 +410,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         seg_steps += accept
         current = lanes.probe(y, u)
         i_now = current.abs()
-        events.record(accept, kk, t, t_prev, i_now, i_prev, y, y1)
+        events.record(accept, kk, t, t_prev, i_now, i_prev, y, y1,
+                      *((tangents.di, di_prev) if tangents is not None else ()))
         stopped = accept & (i_now >= i_stop)
         if bool(stopped.any()):
             rising = i_now > i_prev
@@ -412,6 +444,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         h = torch.where(grow, (h * fac).clamp(max=opts.hmax), h)
     if bar is not None:
         bar.close()
+    if tangents is not None:
+        tangents.d_tcross = events.d_tcross
     return (out_y.cpu().numpy(), status.cpu().numpy(), stats.cpu().numpy(),
             events.arrays())
 
