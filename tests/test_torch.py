@@ -484,8 +484,8 @@ def test_the_sensitivities_of_a_reset_are_its_finite_differences():
     """The forward sensitivities of a RESET sweep from the LRS (integrated with the run,
     their errors in the step control): the derivative of the read after it (R_HRS) by a
     barrier, the contact resistance and the thermal parameter equal central differences
-    of full runs of the compiled engine (both at Options.tight; measured 1.0e-5, 1.6e-4,
-    2.6e-5)."""
+    of full runs of the compiled engine (both at Options.tight; measured 7e-6, 1.4e-4,
+    1.7e-5)."""
     from rram.engine.run import Options, simulate
     from rram.engine.stimulus import sweep_phase
     from rram.torch.sensitivity import sensitivities
