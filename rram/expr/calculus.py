@@ -104,17 +104,20 @@ def exp_clip_shared(roots: Sequence[Expr]) -> list[Expr]:
 
 
 def evaluate(roots: Sequence[Expr], env: Mapping[str, Any],
-             functions: Mapping[str, Callable] | None = None) -> list[Any]:
+             functions: Mapping[str, Callable] | None = None,
+             bind: Callable | None = None) -> list[Any]:
     """Values of ``roots`` with every symbol bound in ``env``: the reference interpreter.
 
     With the default ``functions`` (each :data:`FUNCTIONS` entry's scalar ``evaluate``)
     symbols are floats (slow; for tests and for checking printers).  With a table of
     vectorised callables (e.g. numpy's) the same arithmetic runs on arrays: the array
-    engine evaluates its access devices over all cells at once this way."""
+    engine evaluates its access devices over all cells at once this way; ``bind``
+    converts each symbol's value and function argument (default: numpy float arrays;
+    the identity keeps torch tensors and their graphs)."""
     if functions is None:
         functions = {name: f.evaluate for name, f in FUNCTIONS.items()}
-        bind: Callable = float
-    else:
+        bind = float
+    elif bind is None:
         bind = _as_float_array
     vals: dict[int, Any] = {}
     for node in walk(roots):
