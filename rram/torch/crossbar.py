@@ -51,9 +51,9 @@ MAX_ITERATIONS = 60
 
 class Crossbar(nn.Module):
     """A crossbar of ``spec`` (1R, 1S1R or 1T1R) with its cells at ``states`` (default:
-    each card's x0/w0) as a module: ``forward(v_rows, v_cols=0, v_gates=None)`` gives the
-    current each column delivers into its sense amplifier (A).  ``trainable``: card parameters of the cells
-    held as ``nn.Parameter``\\ s."""
+    each card's x0/w0) as a module: ``forward(v_rows, v_cols=0, v_gates=None)`` gives
+    the current each column delivers into its sense amplifier (A).  ``trainable``: card
+    parameters of the cells held as ``nn.Parameter``\\ s."""
 
     def __init__(self, spec: ArraySpec, states: States | None = None, *,
                  params: CardBatch | None = None, trainable: tuple[str, ...] = (),
