@@ -525,5 +525,15 @@ def test_the_sensitivity_of_v_set_is_its_finite_difference():
     from rram.torch.sensitivity import sensitivities
 
     sens = sensitivities("compliance", sweep_phase(2.0, 1e3, 100e-6, v_step=0.01),
-                         CARDS["default"], ("ea",))
+                         CARDS["default"], ("ea",), through_set=True)
     assert sens.v_set()[1][0, 0] == pytest.approx(1.391, rel=0.01)
+
+
+def test_sensitivities_refuse_a_run_that_sets():
+    from rram.engine.stimulus import sweep_phase
+    from rram.errors import SimulationError
+    from rram.torch.sensitivity import sensitivities
+
+    with pytest.raises(SimulationError, match="SETs in segment 0"):
+        sensitivities("compliance", sweep_phase(2.0, 1e3, 100e-6, v_step=0.05),
+                      CARDS["default"], ("ea",))
