@@ -30,7 +30,11 @@ Limit: through a SET the tangents are not yet derivatives.  dV_set/dea converges
 slowly with the tolerance (1.57 V/eV at the default rtol 1e-3, 1.43 at 1e-4, 1.398 at
 1e-5, against 1.391 by central differences of full runs), and after a pristine cell's
 first SET the CF width's tangent by j0 is +41 nm against −0.013 nm by differences
-(a loop fit's Jacobian from it did not move the fit).  :func:`sensitivities` therefore
+(a loop fit's Jacobian from it did not move the fit): during the runaway that tangent
+peaks at 2.3e4 nm (the time shift of a fast transient, −ẇ·dt_SET/dθ) and what is left
+after it is a residue of 0.2 % of the peak, where the true value is ~0.  Relative
+tolerances cannot resolve that; the SET needs its time as an event with a jump
+condition on the tangents.  :func:`sensitivities` therefore
 refuses runs in which a device SETs unless asked (``through_set=True``).  Runs without
 a SET (RESETs, reads, disturbs, retention) match their finite differences to ~1e-4.
 """
