@@ -49,7 +49,7 @@ import numpy as np
 import torch
 import torch.autograd.forward_ad as fwad
 
-from ..engine.run import Options, SimResult
+from ..engine.run import Options, SimResult, electrodes
 from ..engine.run import simulate as _simulate
 from ..errors import InputError, SimulationError
 from ..model import Circuit
@@ -268,22 +268,19 @@ def sensitivities(circuit: str, stimuli, cards=None, parameters: Sequence[str] =
 
 def _current_tangents(res: SimResult, d_samples: np.ndarray, names) -> np.ndarray:
     """d(device current at the samples)/dθ from the unknowns' tangents, as
-    :meth:`SimResult.device_arrays` computes the current: (v_te − ti)/rtop."""
-    lay = res.layout
+    :meth:`SimResult.device_arrays` computes the current: (v_te − ti)/rtop, the top
+    electrode from :func:`rram.engine.run.electrodes` (the applied voltage's tangent 0)."""
+    lay, circ = res.layout, res.engine_circuit
     ti, mid = lay.unknown("ti"), lay.unknown("mid")
-    ports = res.engine_circuit.device_nodes
     out = np.zeros(d_samples.shape[:3])
     for d in range(d_samples.shape[0]):
         rtop = res.cards["rtop"][d]
-        dv_te = d_samples[d, :, :, mid] if ports["te"] == "mid" else 0.0
+        d_mid = d_samples[d, :, :, mid]
+        dv_te, _ = electrodes(circ, np.zeros_like(d_mid), d_mid)
         out[d] = (dv_te - d_samples[d, :, :, ti]) / rtop
-        if "rtop" in names:
-            y = res.samples[d]
-            st = res.stimuli[d]
-            v_te = y[:, mid] if ports["te"] == "mid" else st.voltage(st.sample_times)
-            j = names.index("rtop")
-            current = (v_te - y[:, ti]) / rtop
-            out[d, j, : current.size] -= current / rtop
+        if "rtop" in names:  # and its explicit part: −I/rtop
+            current = res.device_arrays(d)["current_A"]
+            out[d, names.index("rtop"), : current.size] -= current / rtop
     return out
 
 
