@@ -142,13 +142,14 @@ def test_packing_builds_each_distinct_card_and_stimulus_once_with_rows_in_device
     for d, card in enumerate(cards):
         assert list(P[d, : len(names)]) == [card.values[k] for k in names]
         assert list(P[d, len(names):]) == list(cp[d])
-    TP, VP, ICC, OUT = run._pad(stimuli)
+    TP, VP, ICC, VG, OUT = run._pad(stimuli)
     k = s2.times.size
     for d, s in enumerate(stimuli):
         kk = s.times.size
         assert list(TP[d, :kk]) == list(s.times) and (TP[d, kk:] == s.times[-1]).all()
         assert list(VP[d, :kk]) == list(s.volts) and list(ICC[d, : kk - 1]) == list(s.icc)
+        assert list(VG[d, : kk - 1]) == list(s.gates)
         assert list(OUT[d, : s.sample_times.size]) == list(s.sample_times)
         assert np.isinf(OUT[d, s.sample_times.size:]).all()
     assert TP.shape == (5, k)
-    assert run._pad(stimuli, record=False)[3].shape == (5, 0)  # no sample grid
+    assert run._pad(stimuli, record=False)[4].shape == (5, 0)  # no sample grid

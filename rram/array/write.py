@@ -362,7 +362,8 @@ class _Pulse:
         OUT = np.tile(np.append(self.t, self.times[-1]), (n, 1))
         ICC = np.ones((n, TP.shape[1] - 1))
         out, status, _, _ = integrate_arrays(self.circuit, self.P, TP, VP, ICC,
-                                             np.zeros(n), OUT, self.model, self.options)
+                                             np.zeros_like(ICC), OUT, self.model,
+                                             self.options)
         bad = np.flatnonzero(~succeeded(status))
         if bad.size:
             d = int(bad[0])

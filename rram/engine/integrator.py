@@ -98,12 +98,13 @@ def step_growth(err, eprev, order, npts, h1, h2, held):
 
 @njit(**INLINE)
 def _inputs(tp, vp, iccp, vgate, k, t, u):
-    """Stimulus at time t in segment k: v_app linear in the segment, icc constant."""
+    """Stimulus at time t in segment k: v_app linear in the segment, gate and icc
+    constant."""
     t0 = tp[k]
     t1 = tp[k + 1]
     frac = 0.0 if t1 <= t0 else (t - t0) / (t1 - t0)
     u[0] = vp[k] + (vp[k + 1] - vp[k]) * frac
-    u[1] = vgate
+    u[1] = vgate[k]
     u[2] = iccp[k]
 
 

@@ -217,6 +217,7 @@ def _pad(stimuli: Sequence[Stimulus], record: bool = True):
     TP = np.empty((n, k))
     VP = np.empty((n, k))
     ICC = np.empty((n, k - 1))
+    VG = np.empty((n, k - 1))
     OUT = np.full((n, m), np.inf)
     for s, devices in _groups(stimuli):
         kk = s.times.size
@@ -224,9 +225,11 @@ def _pad(stimuli: Sequence[Stimulus], record: bool = True):
         TP[devices, kk:], VP[devices, kk:] = s.times[-1], s.volts[-1]
         ICC[devices, : kk - 1] = s.icc
         ICC[devices, kk - 1 :] = s.icc[-1]
+        VG[devices, : kk - 1] = s.gates
+        VG[devices, kk - 1 :] = s.gates[-1]
         if record:
             OUT[devices, : s.sample_times.size] = s.sample_times
-    return TP, VP, ICC, OUT
+    return TP, VP, ICC, VG, OUT
 
 
 def _groups(items: Sequence) -> list[tuple[object, np.ndarray]]:
@@ -280,7 +283,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     """The compiled integration of ``n`` devices given as arrays (what :func:`simulate`
     packs from cards and stimuli) in ``circuit`` around cells of ``model``: ``P`` (n,
     the circuit layout's parameters), the PWL stimulus ``TP`` (s) / ``VP`` (V) (n,
-    breakpoints), compliance ``ICC`` (A, n, segments), gate voltages ``VG`` (V, n) and
+    breakpoints), compliance ``ICC`` (A, n, segments), gate voltages ``VG`` (V, n, segments) and
     output times ``OUT`` (s, n, samples; +inf pads).  The initial state is each card's
     ``x0``/``w0`` at the operating point of the stimulus' first value.  Returns the
     sampled unknowns (n, samples, the layout's unknowns), the status and statistics per
@@ -382,8 +385,7 @@ def simulate(
     circ = build_circuit(circuit, batch.model)
     lay = circ.layout
     P = _card_matrix(batch, cp)
-    TP, VP, ICC, OUT = _pad(stimuli, record)
-    VG = np.array([s.v_gate for s in stimuli], float)
+    TP, VP, ICC, VG, OUT = _pad(stimuli, record)
     nseg = TP.shape[1] - 1
     thr = SET_FRACTION * ICC if thresholds is None \
         else np.broadcast_to(thresholds, (n, nseg)).copy()

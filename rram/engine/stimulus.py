@@ -89,6 +89,9 @@ class Stimulus:
     ``times`` (s) and ``volts`` (V) are the breakpoints; segment ``k`` runs from
     ``times[k]`` to ``times[k+1]`` with compliance ``icc[k]`` (A, used by the compliance
     circuit), label ``cycles[k]`` and ``phases[k]``.  ``sample_times`` is the output grid.
+    ``v_gate`` (V, the 1T1R circuit's gate) is one value for the whole stimulus or one per
+    segment, like ``icc`` (:attr:`gates`): a pulse record programs at one gate voltage
+    and prepares or reads at another.
     """
 
     times: np.ndarray
@@ -97,7 +100,7 @@ class Stimulus:
     cycles: np.ndarray
     phases: tuple[str, ...]
     sample_times: np.ndarray
-    v_gate: float = 0.0
+    v_gate: float | np.ndarray = 0.0
 
     def __post_init__(self) -> None:
         t, v = np.asarray(self.times, float), np.asarray(self.volts, float)
@@ -113,6 +116,22 @@ class Stimulus:
             raise InputError("phase labels need one value per segment")
         if np.any(np.asarray(self.icc) <= 0) or not np.all(np.isfinite(self.icc)):
             raise InputError("compliance currents must be finite and > 0")
+        gate = np.asarray(self.v_gate, float)
+        if gate.ndim > 1 or (gate.ndim == 1 and gate.size != t.size - 1):
+            raise InputError("the gate voltage needs one value, or one value per segment")
+        if not np.all(np.isfinite(gate)):
+            raise InputError("gate voltages must be finite")
+
+    @property
+    def gates(self) -> np.ndarray:
+        """The gate voltage (V) of each segment."""
+        return np.broadcast_to(np.asarray(self.v_gate, float), (len(self.times) - 1,))
+
+    @property
+    def constant_gate(self) -> float | None:
+        """The gate voltage (V) when it is one value throughout, else None."""
+        g = self.gates
+        return float(g[0]) if np.all(g == g[0]) else None
 
     @property
     def duration(self) -> float:

@@ -198,17 +198,18 @@ class Testbench:
         return VSource(name, node, "0", pwl=tuple(
             (float(t), float(v)) for t, v in zip(times, values, strict=True)))
 
-    def _icc_wave(self) -> tuple[list[float], list[float]]:
-        """Compliance per segment as a PWL with 1 ps steps at the breakpoints."""
+    def _segment_wave(self, values: np.ndarray) -> tuple[list[float], list[float]]:
+        """A per-segment value (compliance, gate) as a PWL with 1 ps steps at the
+        breakpoints."""
         st = self.stimulus
-        t, v = [float(st.times[0])], [float(st.icc[0])]
-        for k in range(1, len(st.icc)):
+        t, v = [float(st.times[0])], [float(values[0])]
+        for k in range(1, len(values)):
             tb = float(st.times[k])
-            if st.icc[k] != st.icc[k - 1]:
+            if values[k] != values[k - 1]:
                 t += [tb, tb + 1e-12]
-                v += [float(st.icc[k - 1]), float(st.icc[k])]
+                v += [float(values[k - 1]), float(values[k])]
         t.append(float(st.times[-1]) + 2e-12)
-        v.append(float(st.icc[-1]))
+        v.append(float(values[-1]))
         return t, v
 
     def _option_text(self) -> str:
@@ -252,11 +253,14 @@ class Testbench:
                 *temperature_line(cards or (self.card,)), *self._model_header()]
         sources = [self._pwl("bl", "bl", st.times, st.volts)]
         if self.circuit == "1t1r":
-            validate.number(st.v_gate, "gate voltage")
-            sources.append(VSource("gate", "gate", "0", float(st.v_gate)))
+            gate = st.constant_gate
+            if gate is None:
+                sources.append(self._pwl("gate", "gate", *self._segment_wave(st.gates)))
+            else:
+                validate.number(gate, "gate voltage")
+                sources.append(VSource("gate", "gate", "0", gate))
         elif self.circuit == "compliance":
-            t, v = self._icc_wave()
-            sources.append(self._pwl("icc", "icc", t, v))
+            sources.append(self._pwl("icc", "icc", *self._segment_wave(st.icc)))
         out += element_lines(sources, self._cell_model())
         out += cells
         stop = validate.number(float(st.times[-1]), "stop time", positive=True)
@@ -299,7 +303,7 @@ def render_batch(benches: Sequence[Testbench]) -> str:
 
 def _same_stimulus(a: Stimulus, b: Stimulus) -> bool:
     return a is b or (np.array_equal(a.times, b.times) and np.array_equal(a.volts, b.volts)
-                      and np.array_equal(a.icc, b.icc) and a.v_gate == b.v_gate)
+                      and np.array_equal(a.icc, b.icc) and np.array_equal(a.gates, b.gates))
 
 
 __all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "node_symbol", "render_batch"]

@@ -273,7 +273,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         t0, t1 = TPt[rows, k], TPt[rows, k + 1]
         frac = torch.where(t1 <= t0, 0.0, (t - t0) / torch.where(t1 > t0, t1 - t0, 1.0))
         v0, v1 = VPt[rows, k], VPt[rows, k + 1]
-        return torch.stack([v0 + (v1 - v0) * frac, VGt, ICCt[rows, k]], dim=1)
+        return torch.stack([v0 + (v1 - v0) * frac, VGt[rows, k], ICCt[rows, k]], dim=1)
 
     # the operating point at t0, the states held at x0, w0 (dc_hold)
     k = torch.zeros(n, dtype=torch.long, device=device)
