@@ -1,6 +1,11 @@
-"""The loop fit's objective: residual vectors of many trial cards at once.
+"""The staged fit's objective: residual vectors of many trial cards at once.
 
-The residual of a card is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
+The fit is generic over the kind of data (:class:`Measurement`): a DC loop
+(:class:`LoopMeasurement`, below) or a pulse record (:mod:`.pulses`) gives the residual
+rows of a batch of cards, the points a stage can name and the figures the
+identification compares.
+
+The residual of a card on a DC loop is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
 when the stage weighs them, the V_set, V_reset and SET-completion (90 % of the
 compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale`` and a
 penalty on a RESET that opens the gap beyond 0.65·l0 (:func:`gap_penalty`).  The Jacobian
@@ -11,6 +16,9 @@ columns in one call).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import lmfit
 import numpy as np
@@ -24,6 +32,7 @@ from .loop import (
     set_completion_voltage,
     simulate_loops,
     switching_voltages,
+    trace_metrics,
 )
 from .recipe import Recipe, Stage
 
@@ -78,17 +87,92 @@ def loop_rms(loop: MeasuredLoop, current: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.where(np.isfinite(r), r, FAILED_RESIDUAL) ** 2)))
 
 
+class Measurement(Protocol):
+    """What the staged fit needs of a kind of data (:mod:`.stages`, :mod:`.refit`)."""
+
+    #: the point sets a stage may name (``Stage.points``)
+    point_sets: tuple[str, ...]
+
+    def point_mask(self, points: str) -> np.ndarray:
+        """Which of the data's points the point set ``points`` holds (booleans)."""
+
+    def rows(self, cards: Sequence[Card | None], mask: np.ndarray, stage: Stage,
+             recipe: Recipe, options: Options | None) -> np.ndarray:
+        """The residual rows of ``cards`` (one per card, finite): the points of
+        ``mask`` first, then any extra rows the stage weighs; a ``None`` card (no
+        model) gets :data:`FAILED_RESIDUAL` everywhere."""
+
+    def figures(self, card: Card, options: Options | None) -> np.ndarray:
+        """The RMS error over all points (decades), then the switching voltages (V)
+        the identification keeps unchanged when it fixes a parameter."""
+
+
+@dataclass(frozen=True)
+class LoopMeasurement:
+    """A measured DC loop as a :class:`Measurement`."""
+
+    loop: MeasuredLoop
+    point_sets: tuple[str, ...] = ("all", "lrs", "hrs", "reset", "switching")
+
+    def point_mask(self, points: str) -> np.ndarray:
+        return point_sets(self.loop)[points]
+
+    def rows(self, cards: Sequence[Card | None], mask: np.ndarray, stage: Stage,
+             recipe: Recipe, options: Options | None) -> np.ndarray:
+        loop = self.loop
+        good = [c for c in cards if c is not None]
+        sim = simulate_loops(loop, good, options) if good else None
+        v_data = (*switching_voltages(loop, loop.current),
+                  set_completion_voltage(loop, loop.current))
+        rows, j = [], 0
+        n_pts = int(mask.sum())
+        for c in cards:
+            if c is None:
+                rows.append(np.full(n_pts + 4 * (stage.voltage_weight > 0), FAILED_RESIDUAL))
+                continue
+            cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
+            j += 1
+            r = log_residual(cur, loop.current)[mask]
+            r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
+            if stage.voltage_weight > 0:
+                vm = (v_set, switching_voltages(loop, cur)[1],
+                      set_completion_voltage(loop, cur)) \
+                    if np.all(np.isfinite(cur)) else (np.nan, np.nan, np.nan)
+                dv = [0.0 if not np.isfinite(d)  # the data do not show it
+                      else (m - d) / recipe.voltage_scale if np.isfinite(m)
+                      else 1.0 / recipe.voltage_scale
+                      for m, d in zip(vm, v_data, strict=True)]
+                r = np.r_[r, stage.voltage_weight * np.array(dv),
+                          gap_penalty(gap_end, c["l0"])]
+            rows.append(r)
+        return np.array(rows)
+
+    def figures(self, card: Card, options: Options | None) -> np.ndarray:
+        cur = simulate_loops(self.loop, [card], options).current[0]
+        m = trace_metrics(self.loop, cur)
+        return np.array([loop_rms(self.loop, cur), m["v_set_V"], m["v_reset_V"]])
+
+
+def as_measurement(data: MeasuredLoop | Measurement) -> Measurement:
+    """``data`` as a :class:`Measurement` (a measured loop is wrapped)."""
+    return LoopMeasurement(data) if isinstance(data, MeasuredLoop) else data
+
+
 class Objective:
     """Residual vectors of many trial cards at once."""
 
-    def __init__(self, loop: MeasuredLoop, recipe: Recipe, stage: Stage, card: Card,
-                 options: Options | None = None, jac_step: float = JAC_STEP):
-        self.loop, self.recipe, self.stage, self.card = loop, recipe, stage, card
+    def __init__(self, data: MeasuredLoop | Measurement, recipe: Recipe, stage: Stage,
+                 card: Card, options: Options | None = None, jac_step: float = JAC_STEP):
+        self.measurement = as_measurement(data)
+        self.recipe, self.stage, self.card = recipe, stage, card
         self.options = options
         self.jac_step = jac_step
-        self.mask = point_sets(loop)[stage.points]
-        self.v_data = (*switching_voltages(loop, loop.current),
-                       set_completion_voltage(loop, loop.current))
+        parts = stage.points.split("+")
+        if any(p not in self.measurement.point_sets for p in parts):
+            raise InputError(f"stage {stage.name}: points {stage.points!r} are not a point "
+                             "set of this kind of data (valid: "
+                             f"{', '.join(self.measurement.point_sets)})")
+        self.mask = np.logical_or.reduce([self.measurement.point_mask(p) for p in parts])
         self.names = stage.parameters
         self.nfev = 0
 
@@ -108,32 +192,9 @@ class Objective:
 
     def residuals(self, xs: list[np.ndarray]) -> np.ndarray:
         cards = [self.card_of(x) for x in xs]
-        good = [c for c in cards if c is not None]
-        sim = simulate_loops(self.loop, good, self.options) if good else None
         self.nfev += len(xs)
-        rows, j = [], 0
-        n_pts = int(self.mask.sum())
-        for c in cards:
-            if c is None:
-                rows.append(np.full(n_pts + 4 * (self.stage.voltage_weight > 0),
-                                    FAILED_RESIDUAL))
-                continue
-            cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
-            j += 1
-            r = log_residual(cur, self.loop.current)[self.mask]
-            r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
-            if self.stage.voltage_weight > 0:
-                vm = (v_set, switching_voltages(self.loop, cur)[1],
-                      set_completion_voltage(self.loop, cur)) \
-                    if np.all(np.isfinite(cur)) else (np.nan, np.nan, np.nan)
-                dv = [0.0 if not np.isfinite(d)  # the data do not show it
-                      else (m - d) / self.recipe.voltage_scale if np.isfinite(m)
-                      else 1.0 / self.recipe.voltage_scale
-                      for m, d in zip(vm, self.v_data, strict=True)]
-                r = np.r_[r, self.stage.voltage_weight * np.array(dv),
-                          gap_penalty(gap_end, c["l0"])]
-            rows.append(r)
-        return np.array(rows)
+        return self.measurement.rows(cards, self.mask, self.stage, self.recipe,
+                                     self.options)
 
     def vector(self, params: lmfit.Parameters) -> np.ndarray:
         x = np.array([params[self.key(n)].value for n in self.names])

@@ -23,8 +23,11 @@ from ..io import read_text
 from ..model import Model
 from .data import check_compliance
 
-#: Point sets a stage can fit (see :func:`rram.fit.objective.point_sets`).
+#: Point sets a stage can fit: of a DC loop (:func:`rram.fit.objective.point_sets`; a
+#: pulse record has all but ``switching``: :class:`rram.fit.pulse_fit.PulseMeasurement`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
+#: Kinds of data with a default recipe.
+RECIPE_KINDS = ("loop", "pulses")
 
 
 @cache
@@ -40,6 +43,7 @@ def _positive_or_zero(value: Any) -> bool:
 class Stage:
     name: str
     parameters: tuple[str, ...]
+    #: the point set the stage fits, or a union of them joined by ``+``
     points: str = "all"
     #: Weight of the V_set and V_reset mismatch, per ``voltage_scale`` volts, against
     #: one point's log₁₀ residual (0: not fitted).
@@ -56,9 +60,10 @@ class Stage:
         fittable = model.fittable
         if not isinstance(self.name, str) or not self.name.strip():
             raise InputError(f"stage name must be a non-empty string, got {self.name!r}")
-        if self.points not in POINT_SETS:
-            raise InputError(f"stage {self.name!r}: points {self.points!r} "
-                             f"(valid: {', '.join(POINT_SETS)})")
+        if not isinstance(self.points, str) or any(
+                p not in POINT_SETS for p in self.points.split("+")):
+            raise InputError(f"stage {self.name!r}: points {self.points!r} (valid: "
+                             f"{', '.join(POINT_SETS)}, or a union such as hrs+reset)")
         if not isinstance(self.parameters, tuple) or not self.parameters:
             raise InputError(f"stage {self.name!r} fits no parameters (give a list of "
                              f"names from: {', '.join(fittable)})")
@@ -218,16 +223,20 @@ def open_recipe(recipe: Recipe) -> Recipe:
     return replace(recipe, stages=tuple(stages))
 
 
-def default_recipe(model: Model | None = None) -> Recipe:
-    """``model``'s staged recipe of a DC loop (its calibration; default: the default
-    card's model, :data:`rram.equations.calibration.CALIBRATION`)."""
+def default_recipe(model: Model | None = None, kind: str = "loop") -> Recipe:
+    """``model``'s staged recipe of a DC loop or (``kind="pulses"``) of a pulse record
+    (its calibration; default: the default card's model,
+    :data:`rram.equations.calibration.CALIBRATION`)."""
     model = model or _default_model()
+    if kind not in RECIPE_KINDS:
+        raise InputError(f"recipe kind {kind!r}: valid are {', '.join(RECIPE_KINDS)}")
     cal = model.calibration
-    if cal is None:
-        raise InputError(f"model {model.name!r} has no calibration recipe: give one")
+    stages = None if cal is None else cal.stages if kind == "loop" else cal.pulse_stages
+    if not stages:
+        raise InputError(f"model {model.name!r} has no {kind} calibration recipe: give one")
     return Recipe(
         stages=tuple(Stage(s.name, s.parameters, s.points, s.voltage_weight, s.max_nfev,
-                           model) for s in cal.stages),
+                           model) for s in stages),
         log_parameters=cal.log_parameters,
         bounds={name: (lo, hi) for name, lo, hi in cal.bounds},
         model=model,

@@ -20,8 +20,8 @@ from .identify import (
     relative_errors,
     worst_unidentified,
 )
-from .loop import MeasuredLoop, simulate_loops, trace_metrics
-from .objective import Objective, lmfit_parameters, loop_rms
+from .loop import MeasuredLoop
+from .objective import Measurement, Objective, as_measurement, lmfit_parameters
 from .recipe import Recipe, Stage
 from .stages import run_stage
 
@@ -50,7 +50,7 @@ POLISH_TOLERANCE = 1e-10
 POLISH_NFEV = 150
 
 
-def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
+def identify_parameters(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe, *,
                         log: Callable[[str], None] | None = None,
                         options: Options | None = None,
                         refit: bool = False) -> tuple[Card, dict]:
@@ -117,7 +117,7 @@ def identify_parameters(loop: MeasuredLoop, card: Card, recipe: Recipe, *,
     return final, _public({**second, "fixed": fixed, "refit": {**summary, "kept": True}})
 
 
-def polish(loop: MeasuredLoop, card: Card, recipe: Recipe, ident: dict,
+def polish(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe, ident: dict,
            options: Options | None = None,
            log: Callable[[str], None] | None = None) -> tuple[Card, dict]:
     """The identified parameters (``ident``: :func:`identify_parameters`' report) at the
@@ -153,7 +153,7 @@ def _public(ident: dict) -> dict:
                                for n, f in ident["fixed"].items()}}
 
 
-def _identify(loop: MeasuredLoop, card: Card, recipe: Recipe, free: list[str],
+def _identify(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe, free: list[str],
               documented: Card | None, options: Options | None,
               log: Callable[[str], None] | None) -> tuple[Card, dict]:
     """Fix, one at a time and worst first, the parameters of ``free`` the loop does not
@@ -168,10 +168,10 @@ def _identify(loop: MeasuredLoop, card: Card, recipe: Recipe, free: list[str],
     free = list(free)
     fixed: dict[str, dict] = {}
 
-    def figures(c: Card) -> np.ndarray:  # RMS (dec), V_set and V_reset (V)
-        cur = simulate_loops(loop, [c], options).current[0]
-        m = trace_metrics(loop, cur)
-        return np.array([loop_rms(loop, cur), m["v_set_V"], m["v_reset_V"]])
+    measurement = as_measurement(loop)
+
+    def figures(c: Card) -> np.ndarray:  # RMS (dec), then the switching voltages (V)
+        return measurement.figures(c, options)
 
     now = figures(card)
     while True:
@@ -198,7 +198,7 @@ def _identify(loop: MeasuredLoop, card: Card, recipe: Recipe, free: list[str],
                 entry.update(documented_value=candidate,
                              documented_rms_change=float(moved[0]))
             except CardError:
-                trial, moved = None, np.full(3, np.nan)
+                trial, moved = None, np.full_like(now, np.nan)
             change = (f"RMS {moved[0]:+.4f} dec, V_set {1e3 * moved[1]:+.1f} mV, V_reset "
                       f"{1e3 * moved[2]:+.1f} mV")
             if trial is not None and not verdict.correlated \

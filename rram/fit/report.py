@@ -1,4 +1,5 @@
-"""Reports of a loop fit: the fitted card with provenance, a text report, overlay plots."""
+"""Reports of a fit: the fitted card with provenance, a text report, overlay plots (of
+a DC loop, and of a pulse record)."""
 
 from __future__ import annotations
 
@@ -41,6 +42,63 @@ def _clean(text: str) -> str:
     return text.replace("NaN", "null")
 
 
+def pulse_card(fit, recipe: Recipe, data_sha256: str, sources: list[str], record) -> Card:
+    """The card of a pulse fit (:class:`rram.fit.pulse_fit.PulseFit`), its metadata
+    carrying the provenance, the fit figures and the record's protocol: the pulses
+    (:meth:`~rram.fit.pulses.PulseRecord.protocol`) and the DC loop equivalent to its
+    staircases, which ``rram sweep`` and ``rram mc`` run."""
+    stages = [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
+               "seconds": round(s.seconds, 2), "parameters": s.parameters,
+               "correlations": s.correlations} for s in fit.stages]
+    return fit.card.with_meta(provenance={
+        "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
+        "recipe": json.loads(recipe.to_json())},
+        fit={**fit.figures(), "pulses": record.protocol(),
+             "protocol": record.as_loop(fit.card["polarity"]).as_meta(), "stages": stages,
+             "identification": fit.identification})
+
+
+def pulse_report(fit) -> str:
+    """The text report of a pulse fit."""
+    lines = [f"RMS log10 error over the reads: {fit.rms_dec:.3f} decades "
+             f"({fit.seconds:.1f} s)"]
+    for label, key in (("SET at", "v_set_V"), ("RESET at", "v_reset_V")):
+        d, m = fit.switching[key]["data"], fit.switching[key]["model"]
+        lines.append(f"  {label:8s} data {d:8.4g} V  model {m:8.4g} V ({1e3 * (m - d):+.1f} "
+                     "mV)")
+    if fit.identification is not None:
+        lines += _identification_lines(fit.identification)
+    return "\n".join(lines)
+
+
+def pulse_plot(record, resistance: np.ndarray, sign: float, path: str | Path,
+               title: str) -> Path:
+    """Each sequence's reads against the pulse amplitude: data (dots) and model
+    (lines), one panel for the SET staircases and one for the RESET staircases."""
+    from ..plots import _save, plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    for k, idx in enumerate(record.sequences):
+        read = idx[np.isfinite(record.resistance[idx])]
+        sets = np.sign(record.v_pulse[read]) == sign
+        for ax, pick in ((axes[0], sets), (axes[1], ~sets)):
+            if pick.sum() < 2:
+                continue
+            a = np.abs(record.v_pulse[read][pick])
+            label = str(record.sequence[idx[0]])
+            ax.semilogy(a, record.resistance[read][pick], "o", ms=3, color=f"C{k}",
+                        label=label)
+            ax.semilogy(a, resistance[read][pick], "-", lw=1.2, color=f"C{k}")
+    for ax, name in zip(axes, ("SET pulses", "RESET pulses"), strict=True):
+        ax.set(xlabel="|pulse amplitude| (V)", title=name)
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, title="sequence (dots: data)")
+    axes[0].set_ylabel("resistance read after the pulse (Ω)")
+    fig.suptitle(title)
+    return _save(fig, path)
+
+
 def text_report(fit: LoopFit) -> str:
     lines = [f"RMS log10 error over the loop: {fit.rms_dec:.3f} decades "
              f"({fit.seconds:.1f} s)"]
@@ -77,7 +135,7 @@ def _identification_lines(ident: dict) -> list[str]:
     for name, p in ident["fitted"].items():
         lines.append(f"  {name:8s} {p['value']:12.5g}  ± {100 * p['relative_error']:.2g} %")
     if ident["fixed"]:
-        lines.append("fixed (not identified by this loop):")
+        lines.append("fixed (not identified by these data):")
         for name, p in ident["fixed"].items():
             lines.append(f"  {name:8s} {p['value']:12.5g}  {p['reason']}")
     if "polish" in ident and "skipped" not in ident["polish"]:

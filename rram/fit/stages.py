@@ -1,6 +1,7 @@
-"""The loop fit's stages: one bounded least-squares run per stage of the recipe
+"""The staged fit: one bounded least-squares run per stage of the recipe
 (:mod:`.recipe`), each on the parameters and points it names, and the screen of many
-starts with one batched simulation."""
+starts with one batched simulation.  Any kind of data (a DC loop, a pulse record: a
+:class:`~.objective.Measurement`) is fitted by the same stages."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from ..card import Card
 from ..engine.run import Options
 from ..errors import InputError
 from .identify import in_card_units, named_covariance
-from .loop import MeasuredLoop, simulate_loops
-from .objective import JAC_STEP, Objective, lmfit_parameters, loop_rms
+from .loop import MeasuredLoop
+from .objective import JAC_STEP, Measurement, Objective, lmfit_parameters
 from .recipe import Recipe, Stage
 
 
@@ -32,7 +33,7 @@ class StageReport:
 
 
 
-def run_stages(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
+def run_stages(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe, progress: bool,
             log: Callable[[str], None] | None, options: Options | None = None,
             jac_step: float = JAC_STEP) -> tuple[Card, list[StageReport]]:
     """The recipe's stages in order from ``card`` (``jac_step``: the Jacobian's
@@ -59,10 +60,11 @@ def run_stages(loop: MeasuredLoop, card: Card, recipe: Recipe, progress: bool,
     return card, reports
 
 
-def screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card],
+def screen(loop: MeasuredLoop | Measurement, recipe: Recipe, cards: list[Card],
             options: Options | None = None) -> np.ndarray:
-    """Residual norm of each candidate card over the whole loop, with the switching
-    voltages weighed as in the recipe's last stage (one batched simulation)."""
+    """Residual norm of each candidate card over all the data's points, with the
+    switching voltages weighed as in the recipe's last stage (one batched
+    simulation)."""
     from .multistart import fitted_names
 
     stage = Stage("screen", fitted_names(recipe), "all", recipe.stages[-1].voltage_weight, 1)
@@ -73,7 +75,7 @@ def screen(loop: MeasuredLoop, recipe: Recipe, cards: list[Card],
     return np.sqrt(np.mean(rows ** 2, axis=1))
 
 
-def run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
+def run_stage(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe,
                stage: Stage, options: Options | None = None,
                tolerance: float = 1e-4, jac_step: float = JAC_STEP
                ) -> tuple[Card, StageReport]:
@@ -89,7 +91,7 @@ def run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
         raise InputError(f"stage {stage.name}: the fitted values violate a card "
                          "constraint")
     card = best
-    cur = simulate_loops(loop, [card], options).current[0]
+    rms = float(obj.measurement.figures(card, options)[0])
     n_pts = int(obj.mask.sum())  # the point rows come first
     # least_squares' Jacobian at its solution (ours, one batch), else a fresh one
     jac = getattr(res, "jac", None)
@@ -100,4 +102,4 @@ def run_stage(loop: MeasuredLoop, card: Card, recipe: Recipe,
         stage.name,
         {n: {"value": card[n], "stderr": in_card_units(errors[k], n, card, recipe),
              "log10": n in recipe.log_parameters} for k, n in enumerate(obj.names)},
-        correl, loop_rms(loop, cur), obj.nfev, time.perf_counter() - ts)
+        correl, rms, obj.nfev, time.perf_counter() - ts)

@@ -143,14 +143,20 @@ def variation_verdict(data: Mapping[str, Mapping[str, float]],
 
 
 def loop_verdict(rms_dec: float, v_set: tuple[float, float], v_reset: tuple[float, float],
-                 at_bounds: Iterable[str] = ()) -> Verdict:
+                 at_bounds: Iterable[str] = (), fit: str = "loop fit") -> Verdict:
     """The verdict of a loop fit: its RMS log₁₀ current error and the switching
     voltages' (data, model) mismatch; the fitted parameters that ended on a bound of the
-    recipe are noted."""
-    advice = ("check the current and voltage units, the compliance and the SET polarity; "
-              "--starts 20 screens starts across the recipe's bounds")
-    checks = [_check("RMS log10 current error", rms_dec, LOOP_RMS_MAX_DEC, advice, " dec",
-                     within=False),
+    recipe are noted.  A pulse fit (``fit="pulse fit"``) is judged alike: the RMS
+    log₁₀ error of its reads and its SET and RESET amplitudes."""
+    if fit == "pulse fit":
+        advice = ("check the resistance and width units, the gate voltages or compliances "
+                  "and the SET polarity; start from a card fitted to a loop of this device")
+        what = "RMS log10 resistance error"
+    else:
+        advice = ("check the current and voltage units, the compliance and the SET "
+                  "polarity; --starts 20 screens starts across the recipe's bounds")
+        what = "RMS log10 current error"
+    checks = [_check(what, rms_dec, LOOP_RMS_MAX_DEC, advice, " dec", within=False),
               _check("V_set model - data", v_set[1] - v_set[0], SWITCHING_VOLTAGE_MAX_V,
                      advice, " V"),
               _check("V_reset model - data", v_reset[1] - v_reset[0],
@@ -159,7 +165,7 @@ def loop_verdict(rms_dec: float, v_set: tuple[float, float], v_reset: tuple[floa
     notes = tuple(f"{p} ended on an end of its range in the recipe: the data ask for a "
                   "value beyond it (widen the recipe's bounds to let it go)"
                   for p in at_bounds)
-    return Verdict("loop fit", tuple(checks), notes)
+    return Verdict(fit, tuple(checks), notes)
 
 
 def on_bound(value: float, lower: float, upper: float) -> bool:

@@ -1,0 +1,422 @@
+"""A pulse record (:mod:`.pulses`) as a measurement the staged fit fits.
+
+The residual of a card is log₁₀ R_model − log₁₀ R_data on the reads of the stage's
+points (``all``; ``lrs``: the reads after SET pulses from a sequence's SET on;
+``hrs``: the reads of SET sequences before their SET; ``reset``: the reads after RESET
+pulses) and each SET staircase's switching amplitude in units of
+``recipe.voltage_scale`` (weighed by the stage's ``voltage_weight``, at least 1).
+
+A SET is abrupt: the read after a pulse is the HRS or the LRS, and which pulse switches
+moves in whole steps as a parameter moves.  The switching amplitude is therefore taken
+where it is continuous: the model's from the time the current first reaches half the
+limit (the engine's ``tcross`` event) within the switching pulse, ``a_prev + f·(a_k −
+a_prev)`` with ``f`` the elapsed fraction of pulse ``k`` (equal to ``a_k`` at the end of
+pulse ``k`` and at the start of pulse ``k+1``).  The data say only that the SET happened
+within a pulse — between the last pulse read in the HRS and the first read in the LRS —
+so the residual is the model's distance outside that step (zero within it): it pulls a
+card that switches in the wrong pulse, where the reads jump, and leaves the position
+within the pulse to the reads.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..card import Card, CardBatch, formed_state
+from ..circuits import CIRCUIT_PARAMETERS
+from ..constants import NM
+from ..engine.run import Options, simulate
+from ..errors import InputError
+from ..events import SET_FRACTION
+from ..status import Status
+from .iv import DESCENT_MARGIN, DESCENT_STEPS
+from .objective import FAILED_RESIDUAL
+from .pulses import PulseRecord
+from .recipe import Recipe, Stage, default_recipe
+
+#: A sequence whose reads fall by at least this factor holds a SET.
+SET_RATIO = 3.0
+#: Descents restarted from the best end while each lowers the RMS by more than
+#: RESTART_GAIN (dec): the trust region of a stage shrinks in the valley of the SET's
+#: steps and stops short; a fresh start from its end goes on (a synthetic record with
+#: 2 % read noise: 0.0118 dec after the descents, 0.008 at the true card).
+RESTARTS, RESTART_GAIN = 3, 5e-4
+#: A RESET staircase's switching amplitude: where its reads first reach this multiple of
+#: the first read.
+RESET_RATIO = 2.0
+
+
+def set_polarity(record: PulseRecord) -> float:
+    """+1 when the pulses that lower the resistance are positive, −1 when negative: the
+    summed change of log R over the read pulses of each sign."""
+    r = np.log(np.asarray(record.resistance, float))
+    change = {1.0: 0.0, -1.0: 0.0}
+    for idx in record.sequences:
+        prev = np.nan
+        for k in idx:
+            if np.isfinite(r[k]):
+                if np.isfinite(prev):
+                    change[float(np.sign(record.v_pulse[k]) or 1.0)] += r[k] - prev
+                prev = r[k]
+    if change[1.0] == change[-1.0]:
+        raise InputError(f"{record.source}: cannot tell the SET polarity from the reads "
+                         "(no pulse lowers the resistance): give it (--set-polarity)")
+    return 1.0 if change[1.0] < change[-1.0] else -1.0
+
+
+@dataclass(frozen=True)
+class Switch:
+    """The SET of a sequence: the position in the sequence of its first pulse read in
+    the LRS, the amplitude of the SET pulse before it (0 V for the first) and its own:
+    the SET happened within that step."""
+
+    position: int
+    low: float
+    high: float
+
+    @property
+    def middle(self) -> float:
+        return 0.5 * (self.low + self.high)
+
+    def outside(self, amplitude: float) -> float:
+        """How far (V) ``amplitude`` lies beyond the step (0 within it; negative
+        below)."""
+        lo, hi = sorted((self.low, self.high))
+        return max(amplitude - hi, 0.0) - max(lo - amplitude, 0.0)
+
+
+def data_switch(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign: float
+                ) -> Switch | None:
+    """The :class:`Switch` of the first SET-polarity pulse whose read is below the
+    geometric middle of the sequence's highest read before it and its lowest read after.
+    None when the sequence holds no SET (reads falling less than :data:`SET_RATIO`)."""
+    is_set = np.sign(record.v_pulse[pulses]) == sign
+    rr = np.asarray(r, float)[pulses]
+    read = np.isfinite(rr) & is_set
+    if read.sum() < 2:
+        return None
+    first = int(np.flatnonzero(read)[0])
+    hi, lo = np.nanmax(rr[: first + 1]), np.nanmin(rr[read])
+    if hi / lo < SET_RATIO:
+        return None
+    middle = math.sqrt(hi * lo)
+    k = int(np.flatnonzero(read & (rr <= middle))[0])
+    prev = [j for j in range(k) if is_set[j]]
+    a_prev = float(record.v_pulse[pulses[prev[-1]]]) if prev else 0.0
+    return Switch(k, a_prev, float(record.v_pulse[pulses[k]]))
+
+
+def reset_amplitude(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign: float
+                    ) -> float:
+    """Amplitude (V) where the reads after RESET pulses first reach :data:`RESET_RATIO`
+    times the first of them (log-linear between reads); NaN if they never do."""
+    is_reset = (np.sign(record.v_pulse[pulses]) == -sign) & np.isfinite(r[pulses])
+    if is_reset.sum() < 2:
+        return float("nan")
+    a = record.v_pulse[pulses][is_reset]
+    lr = np.log(np.asarray(r, float)[pulses][is_reset])
+    level = lr[0] + math.log(RESET_RATIO)
+    hit = np.flatnonzero(lr >= level)
+    if not hit.size:
+        return float("nan")
+    k = int(hit[0])
+    f = (level - lr[k - 1]) / (lr[k] - lr[k - 1])
+    return float(a[k - 1] + f * (a[k] - a[k - 1]))
+
+
+@dataclass(frozen=True)
+class PulseSimulation:
+    """Per card: the resistance read after each pulse (Ω, NaN where not read or the run
+    failed), each sequence's continuous SET amplitude (V, NaN: no SET) and the position
+    in the sequence of its SET pulse (−1: none)."""
+
+    resistance: np.ndarray
+    v_switch: np.ndarray
+    switch_at: np.ndarray
+
+
+def _thresholds(record: PulseRecord, st_gates: np.ndarray, cards: Sequence[Card],
+                icc: np.ndarray) -> np.ndarray | None:
+    """Per segment, the current that marks a SET: half the transistor's saturation
+    current at the segment's gate (1T1R), else half the compliance (the default)."""
+    if record.circuit != "1t1r":
+        return None
+    cp = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+    cp.update(record.transistor)
+    over = np.maximum(st_gates - cp["vto"], 0.0)
+    i_sat = 0.5 * cp["kp"] * cp["wl"] * over ** 2
+    thr = np.where(i_sat > 0, SET_FRACTION * i_sat, 1.0)
+    return np.broadcast_to(thr, (len(cards), len(thr))).copy()
+
+
+def initial_state(record: PulseRecord, card: Card) -> tuple[float, float]:
+    """The (gap, width) (m) the record starts from: ``card``'s programmed LRS or HRS, or
+    its ``x0``, ``w0`` (:attr:`PulseRecord.start`).  A fit takes it from its start card
+    and holds it: the record's cell was where it was, whatever card describes it."""
+    gap, width = {"lrs": ("xlrs", "wlrs"), "hrs": ("xhrs", "whrs"),
+                  "card": ("x0", "w0")}[record.start]
+    return float(card[gap]), float(card[width])
+
+
+def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
+                    initial: tuple[float, float], options: Options | None = None
+                    ) -> PulseSimulation:
+    """The record's sequences on each card (``sign``: the SET polarity), one batched
+    run per sequence, from the state ``initial`` (gap, width; m): each sequence from
+    where the one before it ended (:attr:`PulseRecord.chain`), or each from
+    ``initial``."""
+    n = len(cards)
+    res_out = np.full((n, len(record.v_pulse)), np.nan)
+    v_sw = np.full((n, len(record.sequences)), np.nan)
+    at = np.full((n, len(record.sequences)), -1)
+    batch = CardBatch.of(list(cards))
+    gap, width = np.full(n, initial[0]), np.full(n, initial[1])
+    alive = np.ones(n, bool)
+    for s, idx in enumerate(record.sequences):
+        st, first = record.stimulus(idx)
+        res = simulate(record.circuit, st, cards=formed_state(batch, gap, width,
+                                                              state=np.zeros(n)),
+                       circuit_params=record.circuit_params(), options=options or Options(),
+                       thresholds=_thresholds(record, st.gates, cards, st.icc))
+        is_set = np.sign(record.v_pulse[idx]) == sign
+        for d in range(n):
+            if not alive[d] or res.status[d] != Status.OK:
+                alive[d] = False  # a chained record has no state to go on from
+                continue
+            a = res.device_arrays(d)
+            if len(a["current_A"]) != len(idx):
+                alive[d] = False
+                continue
+            v = a["v_cell_V"] if record.read == "cell" else np.full(len(idx), record.v_read)
+            res_out[d, idx] = np.abs(v / a["current_A"])
+            tc = res.events["tcross"][d]
+            a_prev = 0.0
+            for j, k in enumerate(idx):
+                if not is_set[j]:
+                    continue
+                segs = slice(first[j], first[j] + 3)  # rise, flat top, fall
+                hit = tc[segs][np.isfinite(tc[segs])]
+                if hit.size:
+                    t0, t1 = st.times[first[j]], st.times[first[j] + 3]
+                    f = float(np.clip((hit[0] - t0) / (t1 - t0), 0.0, 1.0))
+                    v_sw[d, s] = a_prev + f * (float(record.v_pulse[k]) - a_prev)
+                    at[d, s] = j
+                    break
+                a_prev = float(record.v_pulse[k])
+        if record.chain:
+            gap = np.where(alive, res.events["gap_end"][:, -1] * NM, initial[0])
+            width = np.where(alive, res.events["width_end"][:, -1] * NM, initial[1])
+            alive &= np.isfinite(gap) & np.isfinite(width)
+            gap, width = np.nan_to_num(gap, nan=initial[0]), np.nan_to_num(width,
+                                                                            nan=initial[1])
+        else:
+            alive[:] = True
+    return PulseSimulation(res_out, v_sw, at)
+
+
+@dataclass(frozen=True)
+class PulseMeasurement:
+    """A pulse record as a :class:`~.objective.Measurement` (``sign``: the SET
+    polarity, from the data by default)."""
+
+    record: PulseRecord
+    #: the (gap, width) (m) the record starts from (:func:`initial_state`)
+    initial: tuple[float, float]
+    sign: float = 0.0
+    point_sets: tuple[str, ...] = ("all", "lrs", "hrs", "reset")
+
+    def __post_init__(self) -> None:
+        if self.sign == 0.0:
+            object.__setattr__(self, "sign", set_polarity(self.record))
+
+    @property
+    def log_r(self) -> np.ndarray:
+        return np.log10(np.asarray(self.record.resistance, float))
+
+    def point_mask(self, points: str) -> np.ndarray:
+        reads = self.record.reads
+        is_set = np.sign(self.record.v_pulse) == self.sign
+        after = np.zeros_like(reads)
+        before = np.zeros_like(reads)
+        for idx, sw in zip(self.record.sequences, self.switches(), strict=True):
+            if sw is not None:
+                after[idx[sw.position:]] = True
+                before[idx[:sw.position]] = True
+        return {"all": reads, "lrs": reads & is_set & after, "hrs": reads & before,
+                "reset": reads & ~is_set}[points]
+
+    def switches(self) -> list[Switch | None]:
+        """The data's SET per sequence (:func:`data_switch`)."""
+        return [data_switch(self.record, idx, self.record.resistance, self.sign)
+                for idx in self.record.sequences]
+
+    def simulate(self, cards: Sequence[Card], options: Options | None) -> PulseSimulation:
+        return simulate_pulses(self.record, cards, self.sign, self.initial, options)
+
+    def rows(self, cards: Sequence[Card | None], mask: np.ndarray, stage: Stage,
+             recipe: Recipe, options: Options | None) -> np.ndarray:
+        data_sw = self.switches()
+        # the reads on opposite sides of a SET are left to the switching amplitude's
+        # rows (:meth:`unlike_states`), so every stage has them, at weight 1 or more
+        weight = max(stage.voltage_weight, 1.0)
+        n_rows = int(mask.sum()) + len(data_sw)
+        good = [c for c in cards if c is not None]
+        sim = self.simulate(good, options) if good else None
+        rows, j = [], 0
+        for c in cards:
+            if c is None:
+                rows.append(np.full(n_rows, FAILED_RESIDUAL))
+                continue
+            r = np.log10(sim.resistance[j]) - self.log_r
+            r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
+            r[self.unlike_states(sim.switch_at[j])] = 0.0
+            dv = [0.0 if d is None  # the data show no SET there
+                  else d.outside(m) / recipe.voltage_scale if np.isfinite(m)
+                  else 1.0 / recipe.voltage_scale
+                  for m, d in zip(sim.v_switch[j], data_sw, strict=True)]
+            r = np.r_[r[mask], weight * np.array(dv)]
+            rows.append(r)
+            j += 1
+        return np.array(rows)
+
+    def unlike_states(self, switch_at: np.ndarray) -> np.ndarray:
+        """The reads where the model and the data are on opposite sides of a SET (the
+        model switched in an earlier or a later pulse, or not at all): their log R
+        residual jumps by the window as the switching pulse moves, so they are left to
+        the switching amplitude's residual."""
+        out = np.zeros(len(self.record.v_pulse), bool)
+        for idx, sw, k in zip(self.record.sequences, self.switches(), switch_at,
+                              strict=True):
+            if sw is None:
+                continue
+            k = len(idx) if k < 0 else int(k)
+            out[idx[min(k, sw.position):max(k, sw.position)]] = True
+        return out
+
+    def rms(self, resistance: np.ndarray) -> float:
+        r = (np.log10(resistance) - self.log_r)[self.record.reads]
+        return float(np.sqrt(np.mean(np.where(np.isfinite(r), r, FAILED_RESIDUAL) ** 2)))
+
+    def switching(self, resistance: np.ndarray) -> tuple[float, float]:
+        """(mean SET amplitude over the SET sequences, mean RESET amplitude over the
+        RESET sequences) of reads ``resistance`` (V), by the data's rules."""
+        sets, resets = [], []
+        for idx in self.record.sequences:
+            sw = data_switch(self.record, idx, resistance, self.sign)
+            if sw is not None:
+                sets.append(sw.middle)
+            ra = reset_amplitude(self.record, idx, np.asarray(resistance, float), self.sign)
+            if np.isfinite(ra):
+                resets.append(ra)
+        return (float(np.mean(sets)) if sets else float("nan"),
+                float(np.mean(resets)) if resets else float("nan"))
+
+    def figures(self, card: Card, options: Options | None) -> np.ndarray:
+        r = self.simulate([card], options).resistance[0]
+        return np.array([self.rms(r), *self.switching(r)])
+
+
+def trends(record: PulseRecord, resistance: np.ndarray, sign: float
+           ) -> dict[str, dict[float, float]]:
+    """The staircases' trends from reads ``resistance``: ``set_by_gate`` (or
+    ``set_by_compliance``), the last read of each SET staircase against its gate
+    voltage (V) or compliance (A); ``reset_by_amplitude``, each read after a RESET
+    pulse against the pulse's amplitude (V; the median over sequences)."""
+    r = np.asarray(resistance, float)
+    by_limit: dict[float, list[float]] = {}
+    by_amp: dict[float, list[float]] = {}
+    limits = record.gates if record.circuit == "1t1r" else np.asarray(record.icc, float)
+    for idx in record.sequences:
+        sw = data_switch(record, idx, record.resistance, sign)
+        if sw is not None:
+            last = idx[np.isfinite(r[idx]) & (np.sign(record.v_pulse[idx]) == sign)][-1]
+            by_limit.setdefault(float(limits[last]), []).append(float(r[last]))
+            continue
+        for k in idx[(np.sign(record.v_pulse[idx]) == -sign) & np.isfinite(r[idx])]:
+            by_amp.setdefault(float(record.v_pulse[k]), []).append(float(r[k]))
+    key = "set_by_gate" if record.circuit == "1t1r" else "set_by_compliance"
+    return {key: {g: float(np.median(v)) for g, v in sorted(by_limit.items())},
+            "reset_by_amplitude": {a: float(np.median(v)) for a, v in
+                                   sorted(by_amp.items(), key=lambda kv: abs(kv[0]))}}
+
+
+@dataclass
+class PulseFit:
+    card: Card
+    stages: list
+    rms_dec: float
+    model_resistance: np.ndarray
+    seconds: float
+    identification: dict | None = None
+    switching: dict = field(default_factory=dict)
+    #: the (gap, width) (m) the record was simulated from
+    initial: tuple[float, float] = (float("nan"), float("nan"))
+
+    def figures(self) -> dict:
+        return {"rms_log10_decades": self.rms_dec, "seconds": self.seconds,
+                "initial_state_m": {"gap": self.initial[0], "width": self.initial[1]},
+                **self.switching}
+
+
+def fit_pulses(record: PulseRecord, card: Card, recipe: Recipe | None = None, *,
+               progress: bool = True, log: Callable[[str], None] | None = None,
+               identify: bool = True, options: Options | None = None,
+               sign: float = 0.0) -> PulseFit:
+    """Fit ``card`` to a pulse record with ``recipe`` (default: the model's pulse
+    recipe, :func:`rram.fit.recipe.default_recipe` with ``kind="pulses"``): the staged
+    fit, then (``identify``) the parameters the record does not determine held and the
+    identified ones polished, once per difference step of
+    :data:`~.iv.DESCENT_STEPS`, the better end kept (as the loop fit does).
+    ``card.polarity`` is set from the data."""
+    t0 = time.perf_counter()
+    meas = PulseMeasurement(record, initial_state(record, card), sign)
+    recipe = recipe or default_recipe(card.model, kind="pulses")
+    card = card.replace(**recipe.start, polarity=meas.sign)
+    best = None
+    for step in DESCENT_STEPS:  # as the loop fit: the better end of two descents
+        end = _descend(meas, card, recipe, progress, log, options, step, identify)
+        if best is None or end[0] < best[0] - DESCENT_MARGIN:
+            best = end
+    for _ in range(RESTARTS):
+        again = _descend(meas, best[1], recipe, progress, log, options, DESCENT_STEPS[0],
+                         identify)
+        if log:
+            log(f"  restart from the best end: RMS {best[0]:.4f} -> {again[0]:.4f} dec")
+        if again[0] >= best[0] - RESTART_GAIN:
+            if again[0] < best[0]:
+                best = again
+            break
+        best = again
+    rms, card, reports, identification, r = best
+    # its own programmed states (rram.states); the record's start stays where it was
+    from ..states import with_programmed_states
+
+    card = with_programmed_states(card, options)
+    data_sw, model_sw = meas.switching(record.resistance), meas.switching(r)
+    switching = {"v_set_V": {"data": data_sw[0], "model": model_sw[0]},
+                 "v_reset_V": {"data": data_sw[1], "model": model_sw[1]}}
+    return PulseFit(card, reports, rms, r, time.perf_counter() - t0, identification,
+                    switching, meas.initial)
+
+
+def _descend(meas: PulseMeasurement, card: Card, recipe: Recipe, progress: bool,
+             log: Callable[[str], None] | None, options: Options | None, jac_step: float,
+             identify: bool) -> tuple:
+    """One descent: the stages, then the identification and the polish.  Returns the
+    RMS (dec), card, stage reports, identification and the model's reads."""
+    from .refit import identify_parameters, polish
+    from .stages import run_stages
+
+    card, reports = run_stages(meas, card, recipe, progress, log, options, jac_step)
+    identification = None
+    if identify:
+        card, identification = identify_parameters(meas, card, recipe, log=log,
+                                                   options=options)
+        card, identification = polish(meas, card, recipe, identification, options, log)
+    r = meas.simulate([card], options).resistance[0]
+    return meas.rms(r), card, reports, identification, r
