@@ -159,3 +159,32 @@ def test_a_staircase_fit_recovers_a_synthetic_device_and_its_trends(tmp_path):
     r = CliRunner().invoke(main, ["sweep", "--card", str(out), "--out",
                                   str(tmp_path / "loop.csv")])
     assert r.exit_code == 0, r.output
+
+
+def test_a_held_out_sequence_keeps_its_pulses_and_loses_its_reads():
+    rec = small_record()
+    train = rec.without_reads(["b"])
+    assert np.array_equal(train.v_pulse, rec.v_pulse) and np.isnan(train.resistance[4:]).all()
+    np.testing.assert_array_equal(train.resistance[:4], rec.resistance[:4])
+    with pytest.raises(InputError, match=r"'c' not in .*its sequences: a, b"):
+        rec.without_reads(["c"])
+    with pytest.raises(InputError, match="leaves no reads to fit"):
+        rec.without_reads(["a", "b"])
+
+
+@pytest.mark.slow
+def test_a_staircase_fit_predicts_a_staircase_it_never_saw(tmp_path):
+    """Fitted on the staircases at 1.0 and 1.5 V and the RESET staircase, the card reads
+    the 1.2 V staircase it never saw to the reads' noise."""
+    true = default_card().replace(**TRUE_VALUES)
+    rec = staircase_record(true, noise=0.02, seed=0)
+    write_pulses(rec, tmp_path / "staircases.csv")
+    out = tmp_path / "fitted.json"
+    r = CliRunner().invoke(main, ["fit-pulses", str(tmp_path / "staircases.csv"), "--out",
+                                  str(out), "--holdout", "set@1.2V"])
+    assert r.exit_code == 0, r.output
+    held = load_card(out).meta["holdout"]
+    assert held["sequences"] == ["set@1.2V"] and held["reads"] == 20
+    m = PulseMeasurement(rec, initial_state(rec, default_card()))
+    noise_floor = m.rms(simulate_pulses(rec, [true], 1.0, m.initial).resistance[0])
+    assert held["held_out_rms_log10_decades"] <= 1.5 * noise_floor

@@ -44,15 +44,20 @@ from .fit import accept_option, columns_option, judged
               help="Fitted card (JSON, with provenance and the fit report); its verdict "
                    "goes beside it (<out>.verdict.json).")
 @accept_option("card")
+@click.option("--holdout", default=None, metavar="SEQ,...",
+              help="Hold out these sequences (labels of the sequence column): the fit never "
+                   "sees them, and the fitted card's RMS on them is reported beside the "
+                   "training RMS.")
 @click.option("--plot", type=OutputPath(), default=None,
               help="The reads against the pulse amplitude, data and model (PNG).")
 @command_guard
 def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, read_gate,
-                   read, start, kp, wl, vto, set_polarity, out, accept, plot) -> None:
+                   read, start, kp, wl, vto, set_polarity, out, accept, holdout,
+                   plot) -> None:
     """Fit the model to a pulse record: PULSE_FILE has a row per pulse (v_pulse, width,
     v_gate or icc, the resistance read after it, and optionally sequence)."""
     from ..fit.data import sha256_of
-    from ..fit.pulse_fit import fit_pulses
+    from ..fit.pulse_fit import fit_pulses, held_out_rms
     from ..fit.pulses import load_pulses
     from ..fit.recipe import default_recipe, load_recipe
     from ..fit.report import pulse_card, pulse_plot, pulse_report, save_card
@@ -65,10 +70,19 @@ def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, r
     record = load_pulses(pulse_file, columns, v_read=v_read, read_gate=read_gate, read=read,
                          transistor=transistor, start=start, width=width)
     sign = {"auto": 0.0, "negative": -1.0, "positive": 1.0}[set_polarity]
+    full = record
+    held = [h.strip() for h in holdout.split(",")] if holdout else []
+    if held:
+        record = full.without_reads(held)
     click.echo(f"fitting {record.summary()}", err=True)
     result = fit_pulses(record, card0, recipe, sign=sign,
                         log=lambda s: click.echo(s, err=True))
     click.echo(pulse_report(result))
+    validation = held_out_rms(full, held, result) if held else None
+    if validation:
+        click.echo(f"held-out sequences {', '.join(held)}: RMS "
+                   f"{validation['held_out_rms_log10_decades']:.4f} dec over "
+                   f"{validation['reads']} reads (training: {result.rms_dec:.4f} dec)")
     sw = result.switching
     fitted = (list(result.identification["fitted"]) if result.identification
               else list(recipe.parameters))
@@ -79,6 +93,8 @@ def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, r
                            fit="pulse fit")
     judged(verdict, out, accept, "card")
     card = pulse_card(result, recipe, sha256_of(pulse_file), [Path(pulse_file).name], record)
+    if validation:
+        card = card.with_meta(holdout=validation)
     save_card(card.with_meta(verdict=verdict.as_dict()), out)
     click.echo(f"wrote {out} (card {card.digest[:12]})", err=True)
     if plot:

@@ -172,6 +172,28 @@ class PulseRecord:
         """Pulses followed by a read."""
         return np.isfinite(np.asarray(self.resistance, float))
 
+    @property
+    def labels(self) -> list[str]:
+        """The sequences' labels, in the order they first appear."""
+        return [str(x) for x in dict.fromkeys(self.sequence.tolist())]
+
+    def without_reads(self, held: Sequence[str]) -> PulseRecord:
+        """The record with the reads of the sequences ``held`` taken out: their pulses
+        stay (the cell went through them: a chained record's later sequences start where
+        they left it), so a fit of it predicts the reads it never saw."""
+        from dataclasses import replace
+
+        labels = self.labels
+        unknown = [h for h in held if h not in labels]
+        if unknown:
+            raise InputError(f"held-out sequence(s) {', '.join(map(repr, unknown))} not in "
+                             f"{self.source} (its sequences: {', '.join(labels)})")
+        out = np.isin(self.sequence.astype(str), list(held))
+        resistance = np.where(out, np.nan, np.asarray(self.resistance, float))
+        if not np.isfinite(resistance).any():
+            raise InputError(f"holding out {', '.join(held)} leaves no reads to fit")
+        return replace(self, resistance=resistance)
+
     def circuit_params(self) -> dict[str, float]:
         return dict(self.transistor) if self.circuit == "1t1r" else {}
 
