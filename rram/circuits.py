@@ -65,6 +65,37 @@ CIRCUIT_PARAMETERS: tuple[Parameter, ...] = (
     _p("vto", 0.7, "V", "NMOS threshold voltage", -2.0, 3.0),
 )
 CIRCUIT_PARAMETER_NAMES = tuple(p.name for p in CIRCUIT_PARAMETERS)
+#: The 1T1R access transistor's parameters (level 1) a user may give.
+TRANSISTOR_PARAMETERS = ("kp", "wl", "vto")
+
+
+def check_transistor(values: Mapping[str, float]) -> dict[str, float]:
+    """The access transistor's parameters (names of :data:`TRANSISTOR_PARAMETERS`),
+    each within its range; an error names the bad one and the valid range."""
+    known = {p.name: p for p in CIRCUIT_PARAMETERS if p.name in TRANSISTOR_PARAMETERS}
+    out = {}
+    for name, value in values.items():
+        if name not in known:
+            raise InputError(f"transistor parameter {name!r}: valid are "
+                             f"{', '.join(TRANSISTOR_PARAMETERS)}")
+        problem = known[name].check(value)
+        if problem:
+            raise InputError(f"transistor {name}: {problem} (valid {known[name].range_text})")
+        out[name] = float(value)
+    return out
+
+
+def saturation_current(v_gate, values: Mapping[str, float] | None = None):
+    """The access transistor's saturation current (A) at ``v_gate`` (V): the current a
+    1T1R cell's SET is limited to (``values``: its parameters, else the defaults)."""
+    import numpy as np
+
+    cp = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+    cp.update(values or {})
+    over = np.maximum(np.asarray(v_gate, float) - cp["vto"], 0.0)
+    return 0.5 * cp["kp"] * cp["wl"] * over ** 2
+
+
 #: Driven net -> the engine input that is its voltage (the testbench's sources).
 SOURCES = {"bl": "v_app", "gate": "v_gate", "icc": "icc"}
 INPUTS = tuple(SOURCES.values())

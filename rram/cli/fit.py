@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +63,35 @@ def columns_option(example: str) -> Callable:
                              f"data), with unit suffixes, e.g. {example}.")
 
 
+def transistor_options(func: Callable) -> Callable:
+    """``--kp``, ``--wl``, ``--vto``: a 1T1R cell's access transistor (level 1); the
+    command gets ``transistor``, the values given."""
+    names = ("kp", "wl", "vto")
+    helps = ("transconductance parameter (A/V^2)", "W/L", "threshold voltage (V)")
+    for name, text in zip(reversed(names), reversed(helps), strict=True):
+        func = click.option(f"--{name}", type=float, default=None, callback=finite,
+                            help=f"1T1R access transistor's {text} [default: the 1T1R "
+                                 "circuit's].")(func)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        given = {n: kwargs.pop(n) for n in names}
+        kwargs["transistor"] = {n: v for n, v in given.items() if v is not None}
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def gate_options(func: Callable) -> Callable:
+    """``--v-gate`` and ``--reset-gate``: a 1T1R cell's loop, and the transistor."""
+    func = transistor_options(func)
+    func = click.option("--reset-gate", type=float, default=None, callback=finite,
+                        help="Gate voltage (V) of the RESET sweeps [default: --v-gate].")(func)
+    return click.option("--v-gate", type=float, default=None, callback=finite,
+                        help="A 1T1R cell: the gate voltage (V) of the SET sweeps; the "
+                             "voltages are those across cell and transistor.")(func)
+
+
 def accept_option(what: str) -> Callable:
     return click.option("--accept", is_flag=True,
                         help=f"Write the {what} even when the fit fails a check of its "
@@ -94,6 +124,7 @@ def judged(verdict, out: str, accept: bool, what: str) -> None:
               help="SET compliance (A) [default: the SET sweeps' median peak current].")
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
+@gate_options
 @click.option("--voltage-column", default=None, help="Name of the voltage column.")
 @click.option("--current-column", default=None, help="Name of the current column.")
 @columns_option("time_s,voltage_V,current_uA")
@@ -116,8 +147,8 @@ def judged(verdict, out: str, accept: bool, what: str) -> None:
                    "integrator's tolerances, at a slightly higher RMS.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        voltage_column, current_column, columns, out, accept, plot, holdout, starts,
-        refit) -> None:
+        v_gate, reset_gate, transistor, voltage_column, current_column, columns, out, accept,
+        plot, holdout, starts, refit) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -131,7 +162,8 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
     recipe = load_recipe(recipe_path) if recipe_path else default_recipe()
     curves = [c for f in iv_files for c in load_iv(
         f, voltage=voltage_column, current=current_column, columns=columns)]
-    loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset)
+    loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset, v_gate,
+                        reset_gate, transistor)
     held: list = []
     if holdout is not None:
         held_cycles = set(holdout.split([lp.cycle for lp in loops])[1])
@@ -147,9 +179,10 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         if not pool:
             raise InputError(f"--cycles {cycle_range}: no cycle with both sweeps in range")
         loop = median_cycle(pool)
+    limit = (f"compliance {loop.icc_set:.4g} A" if loop.v_gate is None else
+             f"1T1R, gate {loop.v_gate:g} V, SET limited to {loop.icc_set:.4g} A")
     click.echo(f"fitting cycle {loop.cycle} ({len(loop.time)} points, SET at "
-               f"{'negative' if loop.polarity < 0 else 'positive'} V, compliance "
-               f"{loop.icc_set:.4g} A)", err=True)
+               f"{'negative' if loop.polarity < 0 else 'positive'} V, {limit})", err=True)
     result = fit_loop(loop, load_card(card_path), recipe, starts=starts, refit=refit,
                       log=lambda s: click.echo(s, err=True))
     reason = result.failed_reason()
@@ -360,10 +393,12 @@ def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
               help="SET compliance (A) [default: the SET sweeps' median peak current].")
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
+@gate_options
 @click.option("--out", required=True, type=OutputPath(),
               help="CSV: one row per cycle (fitted ea, eh, kth, x0, RMS, error).")
 @command_guard
-def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, out) -> None:
+def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, v_gate,
+                   reset_gate, transistor, out) -> None:
     """Refit every measured loop (ea, eh, kth, x0 from the median-cycle card): the
     cycle-to-cycle scatter of the kinetics, for rram fit-variation --scatter."""
     from ..fit.cycles import fit_cycles, scatter_sigmas
@@ -374,7 +409,7 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, o
 
     recipe = default_recipe()
     loops = build_loops([c for f in iv_files for c in load_iv(f)], compliance, set_polarity,
-                        recipe.icc_reset)
+                        recipe.icc_reset, v_gate, reset_gate, transistor)
     span = _cycle_range(cycle_range)
     loops = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]
     if not loops:

@@ -8,7 +8,7 @@ import click
 
 from ..io import VERDICT_SUFFIX as VERDICT
 from .common import InputPath, OutputPath, card_option, command_guard, finite, load_card
-from .fit import accept_option, columns_option, judged
+from .fit import accept_option, columns_option, judged, transistor_options
 
 
 @click.command("fit-pulses")
@@ -32,12 +32,7 @@ from .fit import accept_option, columns_option, judged
               show_default=True,
               help="Each sequence's initial state: the card's programmed LRS or HRS, or "
                    "its x0, w0.")
-@click.option("--kp", type=float, default=None, callback=finite,
-              help="Access transistor's transconductance parameter (A/V^2).")
-@click.option("--wl", type=float, default=None, callback=finite,
-              help="Access transistor's W/L.")
-@click.option("--vto", type=float, default=None, callback=finite,
-              help="Access transistor's threshold voltage (V).")
+@transistor_options
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
 @click.option("--out", required=True, type=OutputPath(companions=(VERDICT,)),
@@ -52,7 +47,7 @@ from .fit import accept_option, columns_option, judged
               help="The reads against the pulse amplitude, data and model (PNG).")
 @command_guard
 def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, read_gate,
-                   read, start, kp, wl, vto, set_polarity, out, accept, holdout,
+                   read, start, transistor, set_polarity, out, accept, holdout,
                    plot) -> None:
     """Fit the model to a pulse record: PULSE_FILE has a row per pulse (v_pulse, width,
     v_gate or icc, the resistance read after it, and optionally sequence)."""
@@ -66,7 +61,6 @@ def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, r
     card0 = load_card(card_path)
     recipe = (load_recipe(recipe_path, card0.model) if recipe_path
               else default_recipe(card0.model, kind="pulses"))
-    transistor = {k: v for k, v in (("kp", kp), ("wl", wl), ("vto", vto)) if v is not None}
     record = load_pulses(pulse_file, columns, v_read=v_read, read_gate=read_gate, read=read,
                          transistor=transistor, start=start, width=width)
     sign = {"auto": 0.0, "negative": -1.0, "positive": 1.0}[set_polarity]

@@ -9,15 +9,17 @@ the comparison is like for like.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..card import Card, formed_card
+from ..circuits import check_transistor
 from ..constants import NM
 from ..engine.run import Options, simulate
-from ..engine.stimulus import Stimulus
+from ..engine.stimulus import MAX_AMPLITUDE, Stimulus
 from ..errors import InputError
 from ..events import DROP, DROP_FLOOR, SET_FRACTION
 from ..experiment import DCLoop
@@ -41,13 +43,22 @@ class MeasuredLoop:
     ``steady``: the loop stands for the device's periodic steady state (the median loop
     of many cycles), so its SET starts from the state its own RESET leaves; False for one
     given cycle, whose SET starts from the previous cycle's RESET (its initial state a
-    fitted unknown)."""
+    fitted unknown).
+
+    ``v_gate``: a 1T1R cell's loop, the voltages applied across cell and transistor, the
+    SET sweep at this gate voltage (V) and the RESET sweep at ``reset_gate`` (default the
+    same), the transistor's level-1 parameters ``transistor`` (``kp``, ``wl``, ``vto``);
+    ``icc_set`` is then the current the transistor limits the SET to (measured, like a
+    compliance).  ``None``: a 1R cell behind a compliance-limited source."""
 
     set: IVCurve
     reset: IVCurve
     icc_set: float
     icc_reset: float = 0.1
     steady: bool = True
+    v_gate: float | None = None
+    reset_gate: float | None = None
+    transistor: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.set.v_peak * self.reset.v_peak >= 0:
@@ -57,6 +68,26 @@ class MeasuredLoop:
             # an inferred icc_set above the limit is the data's current in another unit
             check_compliance(getattr(self, name), f"{name} (the {name[4:].upper()} "
                              "compliance; inferred from the data unless given)")
+        for name in ("v_gate", "reset_gate"):
+            g = getattr(self, name)
+            if g is not None and not (math.isfinite(g) and abs(g) <= MAX_AMPLITUDE):
+                raise InputError(f"{name} must be within ±{MAX_AMPLITUDE:g} V, got {g!r}")
+        if self.reset_gate is not None and self.v_gate is None:
+            raise InputError("a RESET gate voltage needs the SET's (--v-gate): the 1T1R "
+                             "circuit")
+        object.__setattr__(self, "transistor", check_transistor(self.transistor))
+
+    @property
+    def circuit(self) -> str:
+        """The circuit the loop is replayed in: ``1t1r`` or ``compliance``."""
+        return "compliance" if self.v_gate is None else "1t1r"
+
+    def gates(self, phases: Sequence[str]) -> float | np.ndarray:
+        """The gate voltage of each segment of ``phases`` (0 V without a transistor)."""
+        if self.v_gate is None:
+            return 0.0
+        reset = self.v_gate if self.reset_gate is None else self.reset_gate
+        return np.array([self.v_gate if ph == "set" else reset for ph in phases])
 
     @property
     def cycle(self) -> int:
@@ -100,7 +131,8 @@ class MeasuredLoop:
         icc = np.where(np.arange(len(t) - 1) < n_set - 1, self.icc_set, self.icc_reset)
         phases = tuple("set" if k < n_set - 1 else "reset" for k in range(len(t) - 1))
         if not self.steady:  # one cycle: from the card's initial state
-            return Stimulus(t, v, icc, np.ones(len(t) - 1, int), phases, samples)
+            return Stimulus(t, v, icc, np.ones(len(t) - 1, int), phases, samples,
+                            self.gates(phases))
         tb, vb, iccb, phb = [0.0], [0.0], [], []
         for curve, icc_b, name in ((self.set, self.icc_set, "set"),
                                    (self.reset, self.icc_reset, "reset")):
@@ -114,7 +146,7 @@ class MeasuredLoop:
         one = tb[-1]  # the compared loop starts here, at rest
         return Stimulus(np.r_[tb[:-1], one + t], np.r_[vb[:-1], v], np.r_[iccb, icc],
                         np.r_[np.zeros(len(iccb), int), np.ones(len(t) - 1, int)],
-                        (*phb, *phases), one + samples)
+                        (*phb, *phases), one + samples, self.gates((*phb, *phases)))
 
     def mask(self) -> np.ndarray:
         """Points that enter the residual (not at rest)."""
@@ -136,13 +168,17 @@ def _plateau(c: IVCurve) -> int:
 
 
 def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
-                set_polarity: str = "auto", icc_reset: float = 0.1) -> list[MeasuredLoop]:
+                set_polarity: str = "auto", icc_reset: float = 0.1,
+                v_gate: float | None = None, reset_gate: float | None = None,
+                transistor: Mapping[str, float] | None = None) -> list[MeasuredLoop]:
     """Pair each cycle's SET and RESET sweeps into :class:`MeasuredLoop` objects.
 
     ``set_polarity`` is ``negative``, ``positive`` or ``auto`` (the polarity whose sweeps
     sit longest on a current plateau: the compliance).  ``icc_set`` defaults to the
-    median over the SET sweeps of their top current level (the instrument's compliance;
-    an overshoot spike above the plateau does not count)."""
+    median over the SET sweeps of their top current level (the instrument's compliance,
+    or the transistor's limit; an overshoot spike above the plateau does not count).
+    ``v_gate``, ``reset_gate`` and ``transistor``: a 1T1R cell's (see
+    :class:`MeasuredLoop`)."""
     if set_polarity not in ("auto", "negative", "positive"):
         raise InputError(f"set polarity {set_polarity!r}: valid are auto, negative, positive")
     by = {-1.0: {}, 1.0: {}}
@@ -167,7 +203,9 @@ def build_loops(curves: Sequence[IVCurve], icc_set: float | None = None,
         raise InputError("no cycle has both a SET and a RESET sweep")
     if icc_set is None:
         icc_set = float(np.median([_top(sets[n]) for n in cycles]))
-    return [MeasuredLoop(sets[n], resets[n], icc_set, icc_reset) for n in cycles]
+    return [MeasuredLoop(sets[n], resets[n], icc_set, icc_reset, v_gate=v_gate,
+                         reset_gate=reset_gate, transistor=dict(transistor or {}))
+            for n in cycles]
 
 
 def select_loop(loops: Sequence[MeasuredLoop], cycle: int) -> MeasuredLoop:
@@ -199,8 +237,8 @@ def simulate_loops(loop: MeasuredLoop, cards: Sequence[Card],
     """The loop's protocol on each card (``options``: the integrator's, default
     :class:`rram.engine.run.Options`)."""
     st = loop.stimulus()
-    res = simulate("compliance", st, cards=list(cards), record=True,
-                   options=options or Options())
+    res = simulate(loop.circuit, st, cards=list(cards), circuit_params=loop.transistor,
+                   record=True, options=options or Options())
     out = np.full((len(cards), len(st.sample_times)), np.nan)
     v_set = np.full(len(cards), np.nan)
     set_segments = np.array([ph == "set" for ph in st.phases]) & (st.cycles == st.cycles[-1])
@@ -223,8 +261,12 @@ def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> DCLoop:
     """The measurement as a DC loop: sweep amplitudes, rate, compliance."""
     dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
     moving = dv > 0
-    return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak,
-                  float(np.median(dv[moving] / dt[moving])), loop.icc_set, v_read=v_read)
+    rate = float(np.median(dv[moving] / dt[moving]))
+    if loop.v_gate is not None:  # the SET's gate (a DC loop has one)
+        return DCLoop("1t1r", loop.set.v_peak, loop.reset.v_peak, rate, loop.icc_set,
+                      v_gate=loop.v_gate, v_read=v_read)
+    return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak, rate, loop.icc_set,
+                  v_read=v_read)
 
 
 def steady_card(loop: MeasuredLoop, card: Card, options: Options | None = None) -> Card:
@@ -352,7 +394,8 @@ def simulate_loop_spice(loop: MeasuredLoop, card: Card, model: str = "osdi") -> 
     from ..spice import simulate_spice
 
     stimulus = loop.stimulus()
-    res = simulate_spice("compliance", stimulus, cards=[card], model=model)
+    res = simulate_spice(loop.circuit, stimulus, cards=[card],
+                         circuit_params=loop.transistor, model=model)
     res.raise_on_failure()
     a = res.device_arrays(0)
     return np.interp(stimulus.sample_times, a["time_s"], a["current_A"])

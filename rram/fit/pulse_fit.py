@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..card import Card, CardBatch, formed_state
-from ..circuits import CIRCUIT_PARAMETERS
+from ..circuits import saturation_current
 from ..constants import NM
 from ..engine.run import Options, simulate
 from ..errors import InputError
@@ -147,10 +147,7 @@ def _thresholds(record: PulseRecord, st_gates: np.ndarray, cards: Sequence[Card]
     current at the segment's gate (1T1R), else half the compliance (the default)."""
     if record.circuit != "1t1r":
         return None
-    cp = {p.name: p.default for p in CIRCUIT_PARAMETERS}
-    cp.update(record.transistor)
-    over = np.maximum(st_gates - cp["vto"], 0.0)
-    i_sat = 0.5 * cp["kp"] * cp["wl"] * over ** 2
+    i_sat = saturation_current(st_gates, record.transistor)
     thr = np.where(i_sat > 0, SET_FRACTION * i_sat, 1.0)
     return np.broadcast_to(thr, (len(cards), len(thr))).copy()
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..circuits import CIRCUIT_PARAMETERS
+from ..circuits import check_transistor
 from ..engine.stimulus import COMPLIANCE_RANGE, MAX_AMPLITUDE, Stimulus
 from ..errors import InputError
 from .tables import split_unit, unit_scale
@@ -139,14 +139,7 @@ class PulseRecord:
             raise InputError(f"read {self.read!r}: valid are {', '.join(READS)}")
         if self.start not in STARTS:
             raise InputError(f"start {self.start!r}: valid are {', '.join(STARTS)}")
-        known = {p.name: p for p in CIRCUIT_PARAMETERS if p.name in ("kp", "wl", "vto")}
-        for name, value in self.transistor.items():
-            if name not in known:
-                raise InputError(f"transistor parameter {name!r}: valid are kp, wl, vto")
-            problem = known[name].check(value)
-            if problem:
-                raise InputError(f"transistor {name}: {problem} (valid "
-                                 f"{known[name].range_text})")
+        object.__setattr__(self, "transistor", check_transistor(self.transistor))
 
     @property
     def circuit(self) -> str:
