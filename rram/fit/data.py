@@ -12,7 +12,6 @@ I-V files are CSV with one row per point.  Columns are found by common names
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ import pandas as pd
 from ..engine.stimulus import check_compliance as check_stimulus_compliance
 from ..errors import InputError
 from ..io import read_table, read_text
+from .tables import name_and_unit
 
 ROLES = ("voltage", "current", "time", "cycle")
 ALIASES = {
@@ -75,15 +75,11 @@ def sha256_of(*paths: str | Path) -> str:
 
 
 def _split_unit(name: str) -> tuple[str, str]:
-    """``"I_uA"`` → (``"i"``, ``"ua"``); ``"current (mA)"`` → (``"current"``, ``"ma"``)."""
-    s = name.strip().lower()
-    m = re.fullmatch(r"(.+?)\s*[\[(]\s*(\w+)\s*[\])]", s)
-    if m:
-        return m.group(1).strip(), m.group(2)
-    if "_" in s:
-        base, unit = s.rsplit("_", 1)
-        return base, unit
-    return s, ""
+    """``"I_uA"`` → (``"i"``, ``"ua"``); ``"current (mA)"`` → (``"current"``, ``"ma"``):
+    :func:`rram.fit.tables.name_and_unit` lower-cased (an I-V file's units have no
+    mega/milli clash)."""
+    base, unit = name_and_unit(name)
+    return base.lower(), unit.lower()
 
 
 def _find_column(columns: list[str], role: str, given: str | None, path: Path) -> str | None:

@@ -27,6 +27,7 @@ with the column names given (:func:`rram.io.read_table`).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -49,21 +50,26 @@ NAMES = {
 STATES = ("LRS", "HRS")
 
 
-def split_unit(name: str, aliases: tuple[str, ...]) -> str | None:
-    """The unit of a column ``name`` that is one of ``aliases`` with an optional unit
-    suffix (``"r_lrs_kohm"`` → ``"kohm"``, ``"R (MΩ)"`` → ``"MΩ"``, ``"r_lrs"`` → ``""``),
-    else None.  The unit keeps its case (mega against milli)."""
+def name_and_unit(name: str, aliases: Collection[str] = ()) -> tuple[str, str]:
+    """(base, unit) of a column name, the case kept (mega against milli): ``"r_lrs_kohm"``
+    → (``"r_lrs"``, ``"kohm"``), ``"R (MΩ)"`` → (``"R"``, ``"MΩ"``), ``"I_uA"`` → (``"I"``,
+    ``"uA"``); a name that is one of ``aliases`` as a whole has no unit (``"r_lrs"``)."""
     s = name.strip()
     m = re.fullmatch(r"(.+?)\s*[\[(]\s*(\S+?)\s*[\])]", s)
     if m:
-        base, unit = m.group(1), m.group(2)
-    elif s.lower() in aliases:
-        base, unit = s, ""
-    elif "_" in s:
-        base, unit = s.rsplit("_", 1)
-    else:
-        return None
-    return unit if base.strip().lower() in aliases else None
+        return m.group(1).strip(), m.group(2)
+    if s.lower() in aliases or "_" not in s:
+        return s, ""
+    base, unit = s.rsplit("_", 1)
+    return base, unit
+
+
+def split_unit(name: str, aliases: Collection[str]) -> str | None:
+    """The unit of a column ``name`` that is one of ``aliases`` with an optional unit
+    suffix (``"r_lrs_kohm"`` → ``"kohm"``, ``"R (MΩ)"`` → ``"MΩ"``, ``"r_lrs"`` → ``""``),
+    else None."""
+    base, unit = name_and_unit(name, aliases)
+    return unit if base.lower() in aliases else None
 
 
 def unit_scale(unit: str, column: str, quantity: str, path) -> float:
