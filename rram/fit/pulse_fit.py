@@ -41,8 +41,8 @@ from .recipe import Recipe, Stage, default_recipe
 
 #: A sequence whose reads fall by at least this factor holds a SET.
 SET_RATIO = 3.0
-#: Descents restarted from the best end (the recipe's last stage, then the
-#: identification and polish) while each lowers the RMS by more than RESTART_GAIN
+#: Descents restarted from the best end (the recipe's last stage) while each lowers the
+#: RMS by more than RESTART_GAIN
 #: (dec): the trust region of a stage shrinks in the valley of the SET's steps and
 #: stops short; a fresh start from its end goes on (a synthetic record with
 #: 2 % read noise: 0.0118 dec after the descents, 0.008 at the true card).
@@ -367,33 +367,40 @@ def fit_pulses(record: PulseRecord, card: Card, recipe: Recipe | None = None, *,
                sign: float = 0.0) -> PulseFit:
     """Fit ``card`` to a pulse record with ``recipe`` (default: the model's pulse
     recipe, :func:`rram.fit.recipe.default_recipe` with ``kind="pulses"``): the staged
-    fit, then (``identify``) the parameters the record does not determine held and the
-    identified ones polished, once per difference step of
-    :data:`~.iv.DESCENT_STEPS`, the better end kept (as the loop fit does).
-    ``card.polarity`` is set from the data."""
+    fit once per difference step of :data:`~.iv.DESCENT_STEPS`, the better end kept
+    (as the loop fit does) and restarted from while it improves, then (``identify``)
+    the parameters the record does not determine held and the identified ones
+    polished.  ``card.polarity`` is set from the data."""
     t0 = time.perf_counter()
     meas = PulseMeasurement(record, initial_state(record, card), sign)
     recipe = recipe or default_recipe(card.model, kind="pulses")
     card = card.replace(**recipe.start, polarity=meas.sign)
     best = None
     for step in DESCENT_STEPS:  # as the loop fit: the better end of two descents
-        end = _descend(meas, card, recipe, progress, log, options, step, identify)
+        end = _descend(meas, card, recipe, progress, log, options, step)
         if best is None or end[0] < best[0] - DESCENT_MARGIN:
             best = end
     # a restart runs the last stage alone (all the recipe's parameters): the partial
     # stages before it would leave the good end along their own points
     last = replace(recipe, stages=recipe.stages[-1:])
     for _ in range(RESTARTS):
-        again = _descend(meas, best[1], last, progress, log, options, DESCENT_STEPS[0],
-                         identify)
+        again = _descend(meas, best[1], last, progress, log, options, DESCENT_STEPS[0])
         if log:
             log(f"  restart from the best end: RMS {best[0]:.4f} -> {again[0]:.4f} dec")
-        if again[0] >= best[0] - RESTART_GAIN:
-            if again[0] < best[0]:
-                best = again
+        better = again[0] < best[0]
+        best = again if better else best
+        if not better or again[0] >= best[0] - RESTART_GAIN:
             break
-        best = again
-    rms, card, reports, identification, r = best
+    rms, card, reports = best
+    identification = None
+    if identify:  # once, at the best end (the polish is most of a descent's cost)
+        from .refit import identify_parameters, polish
+
+        card, identification = identify_parameters(meas, card, recipe, log=log,
+                                                   options=options)
+        card, identification = polish(meas, card, recipe, identification, options, log)
+    r = meas.simulate([card], options).resistance[0]
+    rms = meas.rms(r)
     # its own programmed states (rram.states); the record's start stays where it was
     from ..states import with_programmed_states
 
@@ -406,21 +413,13 @@ def fit_pulses(record: PulseRecord, card: Card, recipe: Recipe | None = None, *,
 
 
 def _descend(meas: PulseMeasurement, card: Card, recipe: Recipe, progress: bool,
-             log: Callable[[str], None] | None, options: Options | None, jac_step: float,
-             identify: bool) -> tuple:
-    """One descent: the stages, then the identification and the polish.  Returns the
-    RMS (dec), card, stage reports, identification and the model's reads."""
-    from .refit import identify_parameters, polish
+             log: Callable[[str], None] | None, options: Options | None, jac_step: float
+             ) -> tuple[float, Card, list]:
+    """One descent through the recipe's stages: the RMS (dec), card and stage reports."""
     from .stages import run_stages
 
     card, reports = run_stages(meas, card, recipe, progress, log, options, jac_step)
-    identification = None
-    if identify:
-        card, identification = identify_parameters(meas, card, recipe, log=log,
-                                                   options=options)
-        card, identification = polish(meas, card, recipe, identification, options, log)
-    r = meas.simulate([card], options).resistance[0]
-    return meas.rms(r), card, reports, identification, r
+    return meas.rms(meas.simulate([card], options).resistance[0]), card, reports
 
 
 def held_out_rms(record: PulseRecord, held: Sequence[str], fit: PulseFit) -> dict:

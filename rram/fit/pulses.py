@@ -3,9 +3,10 @@
 A pulse record is what a pulse tester or a 1T1R array's write circuit produces: pulse
 staircases (ISPP: a SET staircase at each gate voltage, a RESET staircase on the source
 line), write-verify or pulse cycling.  Each row is one pulse — its amplitude on the bit
-line (V; the sign is the polarity across the cell, top electrode positive), its width
-(s), the gate voltage during it (V, 1T1R) or the compliance (A, a 1R cell behind a
-limited source) — and the resistance read after it (Ω; empty where the pulse was not
+line (V, signed: the cell's top electrode is on the bit line, the 1T1R transistor
+between its bottom electrode and ground, so the transistor limits the positive pulses),
+its width (s), the gate voltage during it (V, 1T1R) or the compliance (A, a 1R cell
+behind a limited source) — and the resistance read after it (Ω; empty where the pulse was not
 followed by a read, such as a preparation pulse).  Rows are grouped in ``sequence``s
 run one after another on one cell (``chain``; each from the record's start state
 otherwise, for sequences measured on different cells).  The record starts from the
