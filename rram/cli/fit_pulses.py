@@ -45,10 +45,13 @@ from .fit import accept_option, columns_option, judged, transistor_options
                    "training RMS.")
 @click.option("--plot", type=OutputPath(), default=None,
               help="The reads against the pulse amplitude, data and model (PNG).")
+@click.option("--starts", type=click.IntRange(0, 1000), default=0, show_default=True,
+              help="Screen this many starts spread over the recipe's bounds (plus the "
+                   "documented card) and fit from the best two, as rram fit --starts.")
 @command_guard
 def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, read_gate,
                    read, start, transistor, set_polarity, out, accept, holdout,
-                   plot) -> None:
+                   plot, starts) -> None:
     """Fit the model to a pulse record: PULSE_FILE has a row per pulse (v_pulse, width,
     v_gate or icc, the resistance read after it, and optionally sequence)."""
     from ..fit.data import sha256_of
@@ -69,7 +72,7 @@ def fit_pulses_cmd(pulse_file, columns, card_path, recipe_path, width, v_read, r
     if held:
         record = full.without_reads(held)
     click.echo(f"fitting {record.summary()}", err=True)
-    result = fit_pulses(record, card0, recipe, sign=sign,
+    result = fit_pulses(record, card0, recipe, sign=sign, starts=starts,
                         log=lambda s: click.echo(s, err=True))
     click.echo(pulse_report(result))
     validation = held_out_rms(full, held, result) if held else None

@@ -364,22 +364,39 @@ class PulseFit:
 def fit_pulses(record: PulseRecord, card: Card, recipe: Recipe | None = None, *,
                progress: bool = True, log: Callable[[str], None] | None = None,
                identify: bool = True, options: Options | None = None,
-               sign: float = 0.0) -> PulseFit:
+               sign: float = 0.0, starts: int = 0, keep: int = 2) -> PulseFit:
     """Fit ``card`` to a pulse record with ``recipe`` (default: the model's pulse
     recipe, :func:`rram.fit.recipe.default_recipe` with ``kind="pulses"``): the staged
     fit once per difference step of :data:`~.iv.DESCENT_STEPS`, the better end kept
     (as the loop fit does) and restarted from while it improves, then (``identify``)
     the parameters the record does not determine held and the identified ones
-    polished.  ``card.polarity`` is set from the data."""
+    polished.  With ``starts`` > 0 the descents run from the ``keep`` best of that many
+    screened starts (:mod:`.multistart`, as ``rram fit --starts``).  ``card.polarity``
+    is set from the data."""
     t0 = time.perf_counter()
     meas = PulseMeasurement(record, initial_state(record, card), sign)
     recipe = recipe or default_recipe(card.model, kind="pulses")
     card = card.replace(**recipe.start, polarity=meas.sign)
+    origins = [card]
+    if starts > 0:
+        from .multistart import best_indices, candidate_cards
+        from .stages import screen
+
+        cands = candidate_cards(card, recipe, starts) or [card]
+        scores = screen(meas, recipe, cands, options)
+        origins = [cands[i] for i in best_indices(scores, keep)]
+        if log:
+            log(f"  screened {len(cands)} starts; fitting from {len(origins)} (scores "
+                + ", ".join(f"{scores[i]:.3g}" for i in best_indices(scores, keep)) + ")")
     best = None
-    for step in DESCENT_STEPS:  # as the loop fit: the better end of two descents
-        end = _descend(meas, card, recipe, progress, log, options, step)
-        if best is None or end[0] < best[0] - DESCENT_MARGIN:
-            best = end
+    for origin in origins:
+        first = None
+        for step in DESCENT_STEPS:  # as the loop fit: the better end of two descents
+            end = _descend(meas, origin, recipe, progress, log, options, step)
+            if first is None or end[0] < first[0] - DESCENT_MARGIN:
+                first = end
+        if best is None or first[0] < best[0]:
+            best = first
     # a restart runs the last stage alone (all the recipe's parameters): the partial
     # stages before it would leave the good end along their own points
     last = replace(recipe, stages=recipe.stages[-1:])
