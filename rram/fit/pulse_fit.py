@@ -7,15 +7,15 @@ pulses) and each SET staircase's switching amplitude in units of
 ``recipe.voltage_scale`` (weighed by the stage's ``voltage_weight``, at least 1).
 
 A SET is abrupt: the read after a pulse is the HRS or the LRS, and which pulse switches
-moves in whole steps as a parameter moves.  The switching amplitude is therefore taken
-where it is continuous: the model's from the time the current first reaches half the
-limit (the engine's ``tcross`` event) within the switching pulse, ``a_prev + f·(a_k −
-a_prev)`` with ``f`` the elapsed fraction of pulse ``k`` (equal to ``a_k`` at the end of
-pulse ``k`` and at the start of pulse ``k+1``).  The data say only that the SET happened
-within a pulse — between the last pulse read in the HRS and the first read in the LRS —
-so the residual is the model's distance outside that step (zero within it): it pulls a
-card that switches in the wrong pulse, where the reads jump, and leaves the position
-within the pulse to the reads.
+moves in whole steps as a parameter moves.  Model and data are judged by one rule: a
+sequence SETs where its reads first fall through the geometric middle of the data's
+HRS and LRS (:func:`data_switch`, :func:`crossing`); the reads on opposite sides of the
+two SETs are left out (:meth:`PulseMeasurement.unlike_states`).  The data say only that
+the SET happened within a step, so where the rule puts the model's SET in another pulse
+the switching residual is the model's distance outside the data's step — from the time
+the current first reached half the limit within that pulse (the engine's ``tcross``),
+smooth in the parameters as the SET moves within a pulse, where the reads are flat —
+and zero where the rule agrees, so the true card scores the noise of its reads alone.
 """
 
 from __future__ import annotations
@@ -42,10 +42,8 @@ from .recipe import Recipe, Stage, default_recipe
 #: A sequence whose reads fall by at least this factor holds a SET.
 SET_RATIO = 3.0
 #: Descents restarted from the best end (the recipe's last stage) while each lowers the
-#: RMS by more than RESTART_GAIN
-#: (dec): the trust region of a stage shrinks in the valley of the SET's steps and
-#: stops short; a fresh start from its end goes on (a synthetic record with
-#: 2 % read noise: 0.0118 dec after the descents, 0.008 at the true card).
+#: RMS by more than RESTART_GAIN (dec): the trust region of a stage shrinks in the
+#: valley of the SET's steps and stops short; a fresh start from its end goes on.
 RESTARTS, RESTART_GAIN = 3, 5e-4
 #: A RESET staircase's switching amplitude: where its reads first reach this multiple of
 #: the first read.
@@ -53,32 +51,37 @@ RESET_RATIO = 2.0
 
 
 def set_polarity(record: PulseRecord) -> float:
-    """+1 when the pulses that lower the resistance are positive, −1 when negative: the
-    summed change of log R over the read pulses of each sign."""
+    """+1 when the pulses that SET are positive, −1 when negative: the sign of the
+    pulses after which a read falls by :data:`SET_RATIO` or more from the one before
+    (summed over the record in log R, so one noisy read decides nothing)."""
     r = np.log(np.asarray(record.resistance, float))
     change = {1.0: 0.0, -1.0: 0.0}
     for idx in record.sequences:
         prev = np.nan
         for k in idx:
             if np.isfinite(r[k]):
-                if np.isfinite(prev):
-                    change[float(np.sign(record.v_pulse[k]) or 1.0)] += r[k] - prev
+                sign = float(np.sign(record.v_pulse[k]))
+                if np.isfinite(prev) and sign and prev - r[k] >= math.log(SET_RATIO):
+                    change[sign] += prev - r[k]
                 prev = r[k]
     if change[1.0] == change[-1.0]:
         raise InputError(f"{record.source}: cannot tell the SET polarity from the reads "
-                         "(no pulse lowers the resistance): give it (--set-polarity)")
-    return 1.0 if change[1.0] < change[-1.0] else -1.0
+                         f"(no pulse lowers the resistance {SET_RATIO:g}-fold, or pulses "
+                         "of both signs do alike): give it (--set-polarity)")
+    return 1.0 if change[1.0] > change[-1.0] else -1.0
 
 
 @dataclass(frozen=True)
 class Switch:
     """The SET of a sequence: the position in the sequence of its first pulse read in
-    the LRS, the amplitude of the SET pulse before it (0 V for the first) and its own:
-    the SET happened within that step."""
+    the LRS, the amplitude of the SET pulse read before it (0 V for the first) and its
+    own — the SET happened within that step — and the level (ln Ω) a read falls
+    through at the SET: the geometric middle of the sequence's HRS and LRS."""
 
     position: int
     low: float
     high: float
+    level: float = float("nan")
 
     @property
     def middle(self) -> float:
@@ -107,9 +110,33 @@ def data_switch(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign: fl
         return None
     middle = math.sqrt(hi * lo)
     k = int(np.flatnonzero(read & (rr <= middle))[0])
-    prev = [j for j in range(k) if is_set[j]]
+    prev = [j for j in range(k) if read[j]]
     a_prev = float(record.v_pulse[pulses[prev[-1]]]) if prev else 0.0
-    return Switch(k, a_prev, float(record.v_pulse[pulses[k]]))
+    return Switch(k, a_prev, float(record.v_pulse[pulses[k]]), math.log(middle))
+
+
+def crossing(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign: float,
+             level: float) -> tuple[int, float]:
+    """(position, amplitude) where the reads after the SET pulses of ``pulses`` first
+    fall through ``level`` (ln Ω), the amplitude interpolated in ln R between that read
+    and the one before (from 0 V for the first): continuous in the reads, and so in a
+    card's parameters, as the crossing moves from one pulse to the next (at the
+    boundary both sides give the pulse's amplitude).  (−1, NaN) when they never do."""
+    is_set = np.sign(record.v_pulse[pulses]) == sign
+    lr = np.log(np.asarray(r, float)[pulses])
+    read = np.flatnonzero(np.isfinite(lr) & is_set)
+    below = [j for j in read if lr[j] <= level]
+    if not below:
+        return -1, float("nan")
+    k = int(below[0])
+    a_k = float(record.v_pulse[pulses[k]])
+    prev = read[read < k]
+    if not prev.size:
+        return k, a_k
+    p = int(prev[-1])
+    f = (lr[p] - level) / (lr[p] - lr[k])
+    a_p = float(record.v_pulse[pulses[p]])
+    return k, a_p + float(np.clip(f, 0.0, 1.0)) * (a_k - a_p)
 
 
 def reset_amplitude(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign: float
@@ -133,23 +160,24 @@ def reset_amplitude(record: PulseRecord, pulses: np.ndarray, r: np.ndarray, sign
 @dataclass(frozen=True)
 class PulseSimulation:
     """Per card: the resistance read after each pulse (Ω, NaN where not read or the run
-    failed), each sequence's continuous SET amplitude (V, NaN: no SET) and the position
-    in the sequence of its SET pulse (−1: none)."""
+    failed) and, per sequence, where the current first reached half the limit in a SET
+    pulse: the position of that pulse in the sequence (−1: never) and the amplitude
+    ``a_prev + f·(a_k − a_prev)``, ``f`` the elapsed fraction of the pulse (V, NaN:
+    never), smooth in the parameters as the SET moves within a pulse."""
 
     resistance: np.ndarray
     v_switch: np.ndarray
     switch_at: np.ndarray
 
 
-def _thresholds(record: PulseRecord, st_gates: np.ndarray, cards: Sequence[Card],
-                icc: np.ndarray) -> np.ndarray | None:
+def _thresholds(record: PulseRecord, st_gates: np.ndarray, n: int) -> np.ndarray | None:
     """Per segment, the current that marks a SET: half the transistor's saturation
     current at the segment's gate (1T1R), else half the compliance (the default)."""
     if record.circuit != "1t1r":
         return None
     i_sat = saturation_current(st_gates, record.transistor)
     thr = np.where(i_sat > 0, SET_FRACTION * i_sat, 1.0)
-    return np.broadcast_to(thr, (len(cards), len(thr))).copy()
+    return np.broadcast_to(thr, (n, len(thr))).copy()
 
 
 def initial_state(record: PulseRecord, card: Card) -> tuple[float, float]:
@@ -180,7 +208,7 @@ def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
         res = simulate(record.circuit, st, cards=formed_state(batch, gap, width,
                                                               state=np.zeros(n)),
                        circuit_params=record.circuit_params(), options=options or Options(),
-                       thresholds=_thresholds(record, st.gates, cards, st.icc))
+                       thresholds=_thresholds(record, st.gates, n))
         is_set = np.sign(record.v_pulse[idx]) == sign
         for d in range(n):
             if not alive[d] or res.status[d] != Status.OK:
@@ -192,8 +220,7 @@ def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
                 continue
             v = a["v_cell_V"] if record.read == "cell" else np.full(len(idx), record.v_read)
             res_out[d, idx] = np.abs(v / a["current_A"])
-            tc = res.events["tcross"][d]
-            a_prev = 0.0
+            tc, a_prev = res.events["tcross"][d], 0.0
             for j, k in enumerate(idx):
                 if not is_set[j]:
                     continue
@@ -202,8 +229,7 @@ def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
                 if hit.size:
                     t0, t1 = st.times[first[j]], st.times[first[j] + 3]
                     f = float(np.clip((hit[0] - t0) / (t1 - t0), 0.0, 1.0))
-                    v_sw[d, s] = a_prev + f * (float(record.v_pulse[k]) - a_prev)
-                    at[d, s] = j
+                    v_sw[d, s], at[d, s] = a_prev + f * (record.v_pulse[k] - a_prev), j
                     break
                 a_prev = float(record.v_pulse[k])
         if record.chain:
@@ -245,8 +271,9 @@ class PulseMeasurement:
             if sw is not None:
                 after[idx[sw.position:]] = True
                 before[idx[:sw.position]] = True
+        is_reset = np.sign(self.record.v_pulse) == -self.sign  # a 0 V "pulse": a read
         return {"all": reads, "lrs": reads & is_set & after, "hrs": reads & before,
-                "reset": reads & ~is_set}[points]
+                "reset": reads & is_reset}[points]
 
     def switches(self) -> list[Switch | None]:
         """The data's SET per sequence (:func:`data_switch`)."""
@@ -270,29 +297,48 @@ class PulseMeasurement:
             if c is None:
                 rows.append(np.full(n_rows, FAILED_RESIDUAL))
                 continue
-            r = np.log10(sim.resistance[j]) - self.log_r
+            model_r = sim.resistance[j]
+            switched = [crossing(self.record, idx, model_r, self.sign, d.level) if d
+                        else (-1, np.nan)
+                        for idx, d in zip(self.record.sequences, data_sw, strict=True)]
+            r = np.log10(model_r) - self.log_r
             r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
-            r[self.unlike_states(sim.switch_at[j])] = 0.0
-            dv = [0.0 if d is None  # the data show no SET there
-                  else d.outside(m) / recipe.voltage_scale if np.isfinite(m)
-                  else 1.0 / recipe.voltage_scale
-                  for m, d in zip(sim.v_switch[j], data_sw, strict=True)]
-            r = np.r_[r[mask], weight * np.array(dv)]
-            rows.append(r)
+            r[self.unlike_states([k for k, _ in switched])] = 0.0
+            dv = [self._switch_row(d, kr, ar, sim.switch_at[j, q], sim.v_switch[j, q])
+                  / recipe.voltage_scale
+                  for q, (d, (kr, ar)) in enumerate(zip(data_sw, switched, strict=True))]
             j += 1
+            rows.append(np.r_[r[mask], weight * np.array(dv)])
         return np.array(rows)
 
-    def unlike_states(self, switch_at: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _switch_row(data: Switch | None, k_read: int, a_read: float, k_current: int,
+                    a_current: float) -> float:
+        """The switching residual of one sequence (V): zero where the model's reads
+        fall through the data's level after the data's pulse (one rule for both, so the
+        true card scores zero); else the model's distance outside the data's step, from
+        the time its current reached half the limit when that happened in the pulse its
+        reads say (smooth in the parameters), else from its reads (continuous, flat
+        within a pulse); 1 V when it never SETs."""
+        if data is None:
+            return 0.0  # the data show no SET there
+        if k_read == data.position:
+            return 0.0
+        m = a_current if k_current == k_read >= 0 else a_read if k_read >= 0 else \
+            a_current
+        return data.outside(m) if np.isfinite(m) else 1.0
+
+    def unlike_states(self, switch_at: Sequence[int]) -> np.ndarray:
         """The reads where the model and the data are on opposite sides of a SET (the
-        model switched in an earlier or a later pulse, or not at all): their log R
-        residual jumps by the window as the switching pulse moves, so they are left to
-        the switching amplitude's residual."""
+        model's reads fall through the data's level after an earlier or a later pulse):
+        their log R residual jumps by the window as the switching pulse moves, so they
+        are left to the switching amplitude's residual.  A model that never SETs keeps
+        them: their residual, continuous, pulls it towards the SET."""
         out = np.zeros(len(self.record.v_pulse), bool)
         for idx, sw, k in zip(self.record.sequences, self.switches(), switch_at,
                               strict=True):
-            if sw is None:
+            if sw is None or k < 0:
                 continue
-            k = len(idx) if k < 0 else int(k)
             out[idx[min(k, sw.position):max(k, sw.position)]] = True
         return out
 
@@ -332,8 +378,9 @@ def trends(record: PulseRecord, resistance: np.ndarray, sign: float
     for idx in record.sequences:
         sw = data_switch(record, idx, record.resistance, sign)
         if sw is not None:
-            last = idx[np.isfinite(r[idx]) & (np.sign(record.v_pulse[idx]) == sign)][-1]
-            by_limit.setdefault(float(limits[last]), []).append(float(r[last]))
+            read = idx[np.isfinite(r[idx]) & (np.sign(record.v_pulse[idx]) == sign)]
+            if read.size:  # (a failed model run reads nothing)
+                by_limit.setdefault(float(limits[read[-1]]), []).append(float(r[read[-1]]))
             continue
         for k in idx[(np.sign(record.v_pulse[idx]) == -sign) & np.isfinite(r[idx])]:
             by_amp.setdefault(float(record.v_pulse[k]), []).append(float(r[k]))
@@ -404,9 +451,10 @@ def fit_pulses(record: PulseRecord, card: Card, recipe: Recipe | None = None, *,
         again = _descend(meas, best[1], last, progress, log, options, DESCENT_STEPS[0])
         if log:
             log(f"  restart from the best end: RMS {best[0]:.4f} -> {again[0]:.4f} dec")
-        better = again[0] < best[0]
-        best = again if better else best
-        if not better or again[0] >= best[0] - RESTART_GAIN:
+        gain = best[0] - again[0]
+        if gain > 0:
+            best = again
+        if gain <= RESTART_GAIN:
             break
     rms, card, reports = best
     identification = None

@@ -21,6 +21,7 @@ read's end (a tester's ``V_read/I`` through the transistor with ``read="path"``)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,25 @@ class PulseRecord:
         if self.v_gate is not None and not np.all(np.abs(self.gates) <= MAX_AMPLITUDE):
             raise InputError(f"{self.source}: gate voltages must be within "
                              f"±{MAX_AMPLITUDE:g} V")
+        if self.read_gate is not None and not (math.isfinite(self.read_gate)
+                                               and abs(self.read_gate) <= MAX_AMPLITUDE):
+            raise InputError(f"read_gate must be within ±{MAX_AMPLITUDE:g} V, got "
+                             f"{self.read_gate!r}")
+        if self.v_gate is None and self.transistor:
+            raise InputError(f"{self.source}: transistor parameters are given but the "
+                             "record has no gate voltages (a 1R cell behind a compliance)")
+        labels = np.asarray(self.sequence).astype(str)
+        if np.any(np.char.strip(labels) == ""):
+            k = int(np.flatnonzero(np.char.strip(labels) == "")[0])
+            raise InputError(f"{self.source}: pulse {k + 1} has no sequence label (label "
+                             "every pulse, or leave out the sequence column)")
+        seen: set[str] = set()
+        for k in np.flatnonzero(np.r_[True, labels[1:] != labels[:-1]]):
+            if labels[k] in seen:
+                raise InputError(f"{self.source}: the pulses of sequence {str(labels[k])!r} "
+                                 f"are not consecutive (it starts again at pulse {k + 1}): "
+                                 "a sequence is one run of pulses in time order")
+            seen.add(str(labels[k]))
         if not (0 < abs(self.v_read) <= 1.0):
             raise InputError(f"{self.source}: v_read must be within [-1, 1] V and not 0, "
                              f"got {self.v_read:g}")
@@ -257,8 +277,9 @@ class PulseRecord:
         steps = np.concatenate(steps) if steps else np.array([])
         step = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.1
         rate = float(np.clip(step / float(np.median(self.width)), *RATE_RANGE))
+        is_reset = np.sign(v) == -polarity  # a 0 V "pulse" is a read
         v_set = polarity * float(np.max(np.abs(v[is_set]))) if is_set.any() else 2 * polarity
-        v_reset = (-polarity * float(np.max(np.abs(v[~is_set]))) if (~is_set).any()
+        v_reset = (-polarity * float(np.max(np.abs(v[is_reset]))) if is_reset.any()
                    else -2 * polarity)
         if self.circuit == "1t1r":
             return DCLoop("1t1r", v_set, v_reset, rate, v_gate=float(np.median(

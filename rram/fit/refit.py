@@ -194,7 +194,9 @@ def _identify(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe, free
             candidate = min(max(documented[name], lo), hi)
             try:
                 trial = card.replace(**{name: candidate})
-                moved = figures(trial) - now
+                after = figures(trial)
+                # a figure the data do not show (NaN before and after) has not moved
+                moved = np.where(np.isnan(after) & np.isnan(now), 0.0, after - now)
                 entry.update(documented_value=candidate,
                              documented_rms_change=float(moved[0]))
             except CardError:

@@ -147,7 +147,8 @@ def loop_verdict(rms_dec: float, v_set: tuple[float, float], v_reset: tuple[floa
     """The verdict of a loop fit: its RMS log₁₀ current error and the switching
     voltages' (data, model) mismatch; the fitted parameters that ended on a bound of the
     recipe are noted.  A pulse fit (``fit="pulse fit"``) is judged alike: the RMS
-    log₁₀ error of its reads and its SET and RESET amplitudes."""
+    log₁₀ error of its reads and its SET and RESET amplitudes (each where the record
+    shows one)."""
     if fit == "pulse fit":
         advice = ("check the resistance and width units, the gate voltages or compliances "
                   "and the SET polarity; start from a card fitted to a loop of this device")
@@ -156,15 +157,20 @@ def loop_verdict(rms_dec: float, v_set: tuple[float, float], v_reset: tuple[floa
         advice = ("check the current and voltage units, the compliance and the SET "
                   "polarity; --starts 20 screens starts across the recipe's bounds")
         what = "RMS log10 current error"
-    checks = [_check(what, rms_dec, LOOP_RMS_MAX_DEC, advice, " dec", within=False),
-              _check("V_set model - data", v_set[1] - v_set[0], SWITCHING_VOLTAGE_MAX_V,
-                     advice, " V"),
-              _check("V_reset model - data", v_reset[1] - v_reset[0],
-                     SWITCHING_VOLTAGE_MAX_V, advice, " V")]
+    checks = [_check(what, rms_dec, LOOP_RMS_MAX_DEC, advice, " dec", within=False)]
+    shown = []
+    for name, (data, model) in (("V_set", v_set), ("V_reset", v_reset)):
+        if fit == "pulse fit" and not math.isfinite(data):
+            continue  # a record without a SET (or a RESET) staircase does not show it
+        shown.append(name)
+        checks.append(_check(f"{name} model - data", model - data, SWITCHING_VOLTAGE_MAX_V,
+                             advice, " V"))
     # a bound of the recipe is the user's choice, and a loop fits well against it
     notes = tuple(f"{p} ended on an end of its range in the recipe: the data ask for a "
                   "value beyond it (widen the recipe's bounds to let it go)"
-                  for p in at_bounds)
+                  for p in at_bounds) + tuple(
+        f"the data show no {n} (no staircase of that kind): not checked"
+        for n in ("V_set", "V_reset") if n not in shown)
     return Verdict(fit, tuple(checks), notes)
 
 
