@@ -15,10 +15,13 @@ import importlib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .checks import is_number
+from .circuits import check_transistor
 from .engine.stimulus import (
     COMPLIANCE_RANGE,
     MAX_AMPLITUDE,
@@ -59,7 +62,9 @@ class DCLoop:
 
     ``circuit``: ``compliance`` (a source limited to ``icc_set`` on SET and
     ``icc_reset`` on RESET, A; with ``r_source`` (Ω) its small-signal resistance below
-    the limit), ``1t1r`` (gate at ``v_gate``, V) or ``resistor`` (``rs`` in series, Ω).
+    the limit), ``1t1r`` (gate at ``v_gate`` (V) on SET, at ``reset_gate`` on RESET and
+    the reads, default the same; the access transistor's ``transistor`` parameters
+    ``kp``, ``wl``, ``vto``, default the circuit's) or ``resistor`` (``rs`` in series, Ω).
     ``icc_reset`` defaults to :data:`RESET_COMPLIANCE_FACTOR` times ``icc_set``, at
     least :data:`RESET_COMPLIANCE_MIN`.  R_LRS and R_HRS are read at ``v_read`` (V);
     waveforms are sampled every ``v_step`` volts of sweep.
@@ -76,6 +81,8 @@ class DCLoop:
     r_source: float | None = None
     v_read: float = 0.1
     v_step: float = 2e-3
+    reset_gate: float | None = None
+    transistor: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.circuit not in CIRCUITS:
@@ -100,6 +107,18 @@ class DCLoop:
         if self.r_source is not None and self.circuit != "compliance":
             raise InputError(f"protocol r_source: the {self.circuit} circuit has no "
                              "compliance source")
+        if (self.reset_gate is not None or self.transistor) and self.circuit != "1t1r":
+            raise InputError(f"protocol reset_gate and transistor: the {self.circuit} "
+                             "circuit has no transistor")
+        if self.reset_gate is not None and not (
+                is_number(self.reset_gate) and math.isfinite(self.reset_gate)
+                and abs(self.reset_gate) <= MAX_AMPLITUDE):
+            raise InputError(f"protocol reset_gate must be within ±{MAX_AMPLITUDE:g} V, got "
+                             f"{self.reset_gate!r}")
+        if not isinstance(self.transistor, Mapping):
+            raise InputError(f"protocol transistor must map kp, wl, vto to values, got "
+                             f"{self.transistor!r}")
+        object.__setattr__(self, "transistor", check_transistor(self.transistor))
 
     @classmethod
     def of_sweep(cls, v_set: float = 2.0, v_reset: float = -2.0, rate: float = 1e3,
@@ -137,6 +156,8 @@ class DCLoop:
         target = changes.get("circuit", self.circuit)
         if target != "compliance":
             changes["r_source"] = None
+        if target != "1t1r":  # no transistor
+            changes.update(reset_gate=None, transistor={})
         if series_resistance is not None:
             changes["rs" if target == "resistor" else "r_source"] = series_resistance
         return replace(self, **changes)
@@ -145,24 +166,30 @@ class DCLoop:
         """One line: the circuit, the amplitudes, the rate and the limits."""
         limit = {"compliance": f"{self.icc_set:.3g} A compliance"
                  + (f" ({self.r_source:.3g} Ohm source)" if self.r_source else ""),
-                 "1t1r": f"1T1R, gate {self.v_gate:g} V",
+                 "1t1r": f"1T1R, gate {self.v_gate:g} V" + (
+                     f" (RESET {self.reset_gate:g} V)" if self.reset_gate is not None
+                     else ""),
                  "resistor": f"{self.rs:.3g} Ohm in series"}[self.circuit]
         return (f"SET to {self.v_set:g} V, RESET to {self.v_reset:g} V at {self.rate:.4g} V/s, "
                 f"{limit}, read at {self.v_read:g} V")
 
     def stimulus(self, cycles: int = 1) -> Stimulus:
         """The whole loop, ``cycles`` times."""
-        return dc_loops(self.v_set, self.v_reset, self.rate, cycles, icc_set=self.icc_set,
-                        icc_reset=self.icc_reset, v_step=self.v_step,
-                        v_gate=self.gate)
+        st = dc_loops(self.v_set, self.v_reset, self.rate, cycles, icc_set=self.icc_set,
+                      icc_reset=self.icc_reset, v_step=self.v_step, v_gate=self.gate)
+        if self.circuit != "1t1r" or self.reset_gate is None:
+            return st
+        return replace(st, v_gate=np.array([self.gate if ph == "set" else self.reset_gate
+                                            for ph in st.phases]))
 
     def phase(self, event: str, cycle: int = 0) -> Stimulus:
         """One operation (``set`` or ``reset``) of cycle ``cycle``: its ramp out and
         back, then a read pulse at ``v_read``."""
         top, icc = (self.v_set, self.icc_set) if event == "set" else (self.v_reset,
                                                                         self.icc_reset)
+        gate = self.gate if event == "set" or self.reset_gate is None else self.reset_gate
         return sweep_phase(top, self.rate, icc, event, v_read=self.v_read, cycle=cycle,
-                           v_step=self.v_step, v_gate=self.gate)
+                           v_step=self.v_step, v_gate=gate)
 
     @property
     def gate(self) -> float:
@@ -174,7 +201,7 @@ class DCLoop:
             return {"rs": self.rs}
         if self.r_source is not None:
             return {"gsrc": 1.0 / self.r_source}
-        return {}
+        return dict(self.transistor) if self.circuit == "1t1r" else {}
 
     def as_meta(self) -> dict[str, Any]:
         """The protocol as a card's metadata (``meta["fit"]["protocol"]``)."""

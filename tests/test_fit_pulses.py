@@ -179,6 +179,7 @@ def test_a_staircase_fit_recovers_a_synthetic_device_and_its_trends(tmp_path):
     assert verdict["passed"] and plot.stat().st_size > 10_000
     # the card carries its record's protocol: rram sweep runs the staircases as a loop
     assert fit["pulses"]["circuit"] == "1t1r" and fit["protocol"]["circuit"] == "1t1r"
+    assert fit["protocol"]["v_gate"] == 1.2 and fit["protocol"]["reset_gate"] == 3.0
     r = CliRunner().invoke(main, ["sweep", "--card", str(out), "--out",
                                   str(tmp_path / "loop.csv")])
     assert r.exit_code == 0, r.output

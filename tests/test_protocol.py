@@ -175,3 +175,28 @@ def test_the_readme_commands_switch_on_every_committed_card(run, tmp_path, card)
     assert (frame["reason"] == "").mean() >= 0.9, frame["reason"].value_counts()
     r = run("sweep", "--card", card, "--cycles", 2, "--out", tmp_path / "loop.csv")
     assert r.exit_code == 0 and "the card's fitted protocol" in r.output, r.output
+
+
+def test_a_1t1r_protocol_carries_its_reset_gate_and_transistor():
+    """The RESET (and its reads) at their own gate, the transistor's parameters in the
+    circuit, both through the card's metadata; a circuit without a transistor refuses
+    them, and a flag that changes the circuit drops them."""
+    import json
+
+    import numpy as np
+
+    from rram.errors import InputError
+    from rram.experiment import DCLoop
+
+    p = DCLoop("1t1r", 2.0, -2.5, 1e5, v_gate=1.2, reset_gate=3.0, transistor={"kp": 1e-4})
+    st = p.stimulus()
+    gates = dict(zip(st.phases, st.gates, strict=True))
+    assert gates == {"set": 1.2, "reset": 3.0}
+    assert np.all(p.phase("reset").gates == 3.0) and np.all(p.phase("set").gates == 1.2)
+    assert p.circuit_params == {"kp": 1e-4} and "RESET 3 V" in p.describe()
+    assert DCLoop.from_meta({"fit": {"protocol": json.loads(json.dumps(p.as_meta()))}}) == p
+    assert p.overridden(circuit="compliance").transistor == {}
+    with pytest.raises(InputError, match="no transistor"):
+        DCLoop("compliance", reset_gate=3.0)
+    with pytest.raises(InputError, match="transistor kp"):
+        DCLoop("1t1r", transistor={"kp": -1.0})

@@ -262,9 +262,10 @@ def protocol_of_loop(loop: MeasuredLoop, v_read: float = 0.2) -> DCLoop:
     dv, dt = np.abs(np.diff(loop.voltage)), np.diff(loop.time)
     moving = dv > 0
     rate = float(np.median(dv[moving] / dt[moving]))
-    if loop.v_gate is not None:  # the SET's gate (a DC loop has one)
+    if loop.v_gate is not None:
         return DCLoop("1t1r", loop.set.v_peak, loop.reset.v_peak, rate, loop.icc_set,
-                      v_gate=loop.v_gate, v_read=v_read)
+                      v_gate=loop.v_gate, v_read=v_read, reset_gate=loop.reset_gate,
+                      transistor=dict(loop.transistor))
     return DCLoop("compliance", loop.set.v_peak, loop.reset.v_peak, rate, loop.icc_set,
                   v_read=v_read)
 

@@ -266,8 +266,9 @@ class PulseRecord:
     def as_loop(self, polarity: float):
         """The DC loop equivalent to the record's staircases (what ``rram sweep`` and
         ``rram mc`` run on a card fitted to it): its circuit, its largest SET and RESET
-        amplitudes (``polarity``: the SET's sign), the median gate or compliance of its
-        SET pulses, and a ramp that spends one pulse width per staircase step."""
+        amplitudes (``polarity``: the SET's sign), the median gate (and RESET gate, and
+        the transistor) or compliance of its SET pulses, and a ramp that spends one
+        pulse width per staircase step."""
         from ..engine.stimulus import RATE_RANGE
         from ..experiment import DCLoop
 
@@ -282,8 +283,11 @@ class PulseRecord:
         v_reset = (-polarity * float(np.max(np.abs(v[is_reset]))) if is_reset.any()
                    else -2 * polarity)
         if self.circuit == "1t1r":
-            return DCLoop("1t1r", v_set, v_reset, rate, v_gate=float(np.median(
-                self.gates[is_set])) if is_set.any() else 1.28, v_read=abs(self.v_read))
+            gate = float(np.median(self.gates[is_set])) if is_set.any() else 1.28
+            reset = float(np.median(self.gates[is_reset])) if is_reset.any() else None
+            return DCLoop("1t1r", v_set, v_reset, rate, v_gate=gate,
+                          reset_gate=None if reset == gate else reset,
+                          transistor=dict(self.transistor), v_read=abs(self.v_read))
         icc = np.asarray(self.icc, float)
         return DCLoop("compliance", v_set, v_reset, rate, float(np.median(
             icc[is_set])) if is_set.any() else 100e-6, v_read=abs(self.v_read))
