@@ -55,7 +55,8 @@ def test_a_1t1r_loop_is_fitted_through_its_transistor(loops_1t1r):
 
 @pytest.mark.parametrize("extra, message", [
     (("--v-gate", "1.28", "--kp", "-1"), "transistor kp"),
-    (("--reset-gate", "3"), "needs the SET's (--v-gate)"),
+    (("--reset-gate", "3"), "need the SET's gate voltage (--v-gate)"),
+    (("--kp", "1e-4"), "need the SET's gate voltage (--v-gate)"),
     (("--v-gate", "40"), "v_gate must be within ±20 V"),
 ])
 def test_bad_1t1r_options_are_refused_naming_them(loops_1t1r, extra, message):

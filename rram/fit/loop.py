@@ -72,9 +72,9 @@ class MeasuredLoop:
             g = getattr(self, name)
             if g is not None and not (math.isfinite(g) and abs(g) <= MAX_AMPLITUDE):
                 raise InputError(f"{name} must be within ±{MAX_AMPLITUDE:g} V, got {g!r}")
-        if self.reset_gate is not None and self.v_gate is None:
-            raise InputError("a RESET gate voltage needs the SET's (--v-gate): the 1T1R "
-                             "circuit")
+        if (self.reset_gate is not None or self.transistor) and self.v_gate is None:
+            raise InputError("a RESET gate voltage or transistor parameters need the SET's "
+                             "gate voltage (--v-gate): the 1T1R circuit")
         object.__setattr__(self, "transistor", check_transistor(self.transistor))
 
     @property
