@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from rram.card import default_card, load_card
 from rram.cli import main
 from rram.errors import InputError
-from rram.fit.pulse_fit import (
+from rram.fit.pulse_measurement import (
     PulseMeasurement,
     Switch,
     crossing,

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..card import Card
 from ..engine.run import Options
-from .pulse_fit import initial_state, simulate_pulses
+from .pulse_measurement import initial_state, simulate_pulses
 from .pulses import PulseRecord
 
 #: The default staircases (V): SET 0.2 → 2.0 V and RESET 0.2 → 2.5 V in 0.1 V steps.

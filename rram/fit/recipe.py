@@ -24,7 +24,8 @@ from ..model import Model
 from .data import check_compliance
 
 #: Point sets a stage can fit: of a DC loop (:func:`rram.fit.objective.point_sets`; a
-#: pulse record has all but ``switching``: :class:`rram.fit.pulse_fit.PulseMeasurement`).
+#: pulse record has all but ``switching``:
+#: :class:`rram.fit.pulse_measurement.PulseMeasurement`).
 POINT_SETS = ("all", "lrs", "hrs", "reset", "switching")
 #: Kinds of data with a default recipe.
 RECIPE_KINDS = ("loop", "pulses")
