@@ -103,6 +103,11 @@ def _files() -> dict[str, str | bytes]:
         "deep_spec.json": '{"variations": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "deep_recipe.json": '{"stages": ' + "[" * 100_000 + "]" * 100_000 + "}",
         "dup_key.json": card.replace("{", '{"name": "a", "name": "b", ', 1),
+        "pulses.csv": "sequence,v_pulse,width_s,v_gate,r\na,-2,1e-6,3,\na,1,1e-6,1.2,2e5\n"
+                      "a,1.5,1e-6,1.2,5e3\nb,-1.5,1e-6,3,5e4\n",
+        "pulses_icc.csv": "v_pulse,width_s,icc_uA,r\n1,1e-6,100,2e5\n1.5,1e-6,100,5e3\n",
+        "pulses_apart.csv": "sequence,v_pulse,width_s,v_gate,r\na,1,1e-6,1.2,2e5\n"
+                            "b,1.5,1e-6,1.2,5e3\na,-1.5,1e-6,3,5e4\n",
     }
 
 
@@ -189,6 +194,16 @@ CASES = [
     ("fit-header-only", ["fit", "header.csv", "--out", "o.json"]),
     ("fit-cycles-empty", ["fit-cycles", "empty.csv", "--card", "c.json", "--out", "o.csv"]),
     ("fit-variation-empty", ["fit-variation", "empty.csv", "--out", "o.json"]),
+    ("fit-pulses-empty", ["fit-pulses", "empty.csv", "--out", "o.json"]),
+    ("fit-pulses-is-iv", ["fit-pulses", "iv.csv", "--out", "o.json"]),
+    ("fit-pulses-out-is-data", ["fit-pulses", "pulses.csv", "--out", "pulses.csv"]),
+    ("fit-pulses-holdout-unknown", ["fit-pulses", "pulses.csv", "--holdout", "zz", "--out",
+                                    "o.json"]),
+    ("fit-pulses-transistor-of-1r", ["fit-pulses", "pulses_icc.csv", "--kp", "1e-4", "--out",
+                                     "o.json"]),
+    ("fit-pulses-apart", ["fit-pulses", "pulses_apart.csv", "--out", "o.json"]),
+    ("fit-pulses-read-gate", ["fit-pulses", "pulses.csv", "--read-gate", "50", "--out",
+                              "o.json"]),
     ("scatter-empty", ["fit-variation", "dist.csv", "--scatter", "empty.csv", "--out",
                        "o.json"]),
     ("scatter-is-iv", ["fit-variation", "dist.csv", "--scatter", "iv.csv", "--out",
