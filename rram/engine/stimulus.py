@@ -146,6 +146,37 @@ class Stimulus:
         return np.interp(t, self.times, self.volts)
 
 
+class Segments:
+    """A stimulus built one segment at a time: each a duration (s) to a voltage (V) with
+    its compliance (A), phase and cycle labels and gate voltage (V)."""
+
+    def __init__(self) -> None:
+        self.times, self.volts = [0.0], [0.0]
+        self.icc: list[float] = []
+        self.phases: list[str] = []
+        self.cycles: list[int] = []
+        self.gates: list[float] = []
+
+    def add(self, duration: float, volts: float, icc: float, phase: str, cycle: int = 0,
+            gate: float = 0.0) -> None:
+        self.times.append(self.times[-1] + duration)
+        self.volts.append(volts)
+        self.icc.append(icc)
+        self.phases.append(phase)
+        self.cycles.append(cycle)
+        self.gates.append(gate)
+
+    def __len__(self) -> int:
+        return len(self.phases)
+
+    def stimulus(self, sample_times: np.ndarray, v_gate: float | None = None) -> Stimulus:
+        """The stimulus sampled at ``sample_times``, its gate ``v_gate`` throughout, or
+        each segment's (None)."""
+        return Stimulus(np.array(self.times), np.array(self.volts), np.array(self.icc),
+                        np.array(self.cycles), tuple(self.phases), sample_times,
+                        np.array(self.gates) if v_gate is None else v_gate)
+
+
 def _grid(times: np.ndarray, dt: float) -> np.ndarray:
     """A uniform grid with spacing ≤ dt that contains every breakpoint."""
     parts = [times[:1]]
@@ -186,30 +217,22 @@ def dc_loops(
     read_edge = _finite("read_edge", read_edge, positive=True)
     if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
         raise InputError(f"cycles must be a positive integer, got {cycles!r}")
-    times, volts, icc, cyc, phases = [0.0], [0.0], [], [], []
-
-    def ramp(v: float, duration: float, i: float, c: int, phase: str) -> None:
-        times.append(times[-1] + duration)
-        volts.append(v)
-        icc.append(i)
-        cyc.append(c)
-        phases.append(phase)
-
+    seg = Segments()
     for c in range(cycles):
         for v_top, i, phase in ((v_set, icc_set, "set"), (v_reset, icc_reset, "reset")):
-            ramp(v_top, abs(v_top) / rate, i, c, phase)
-            ramp(0.0, abs(v_top) / rate, i, c, phase)
+            seg.add(abs(v_top) / rate, v_top, i, phase, c)
+            seg.add(abs(v_top) / rate, 0.0, i, phase, c)
             if reads:
-                ramp(v_read, read_edge, icc_reset, c, "read")
-                ramp(v_read, read_time, icc_reset, c, "read")
-                ramp(0.0, read_edge, icc_reset, c, "read")
-    t = np.array(times)
+                seg.add(read_edge, v_read, icc_reset, "read", c)
+                seg.add(read_time, v_read, icc_reset, "read", c)
+                seg.add(read_edge, 0.0, icc_reset, "read", c)
+    t = np.array(seg.times)
     grid = _grid(t, v_step / rate)
     if reads:  # the sweep grid is too coarse for the short read pulses
-        fine = [np.linspace(t[k], t[k + 1], 11) for k, ph in enumerate(phases) if ph == "read"]
+        fine = [np.linspace(t[k], t[k + 1], 11) for k, ph in enumerate(seg.phases)
+                if ph == "read"]
         grid = np.union1d(grid, np.concatenate(fine))
-    return Stimulus(t, np.array(volts), np.array(icc), np.array(cyc), tuple(phases), grid,
-                    v_gate)
+    return seg.stimulus(grid, v_gate)
 
 
 def sweep_phase(

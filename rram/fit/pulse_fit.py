@@ -13,7 +13,6 @@ import numpy as np
 from ..card import Card
 from ..engine.run import Options
 from .iv import DESCENT_MARGIN, DESCENT_STEPS
-from .objective import FAILED_RESIDUAL
 from .pulse_measurement import PulseMeasurement, initial_state
 from .pulses import PulseRecord
 from .recipe import Recipe, default_recipe
@@ -128,8 +127,6 @@ def held_out_rms(record: PulseRecord, held: Sequence[str], fit: PulseFit) -> dic
     meas = PulseMeasurement(record, fit.initial, float(fit.card["polarity"]))
     r = meas.simulate([fit.card], None).resistance[0]
     keep = np.isin(record.sequence.astype(str), list(held)) & record.reads
-    err = (np.log10(r) - meas.log_r)[keep]
-    err = np.where(np.isfinite(err), err, FAILED_RESIDUAL)
     return {"sequences": list(held), "reads": int(keep.sum()),
-            "held_out_rms_log10_decades": float(np.sqrt(np.mean(err ** 2))),
+            "held_out_rms_log10_decades": meas.rms(r, keep),
             "training_rms_log10_decades": fit.rms_dec}

@@ -337,8 +337,11 @@ class PulseMeasurement:
             out[idx[min(k, sw.position):max(k, sw.position)]] = True
         return out
 
-    def rms(self, resistance: np.ndarray) -> float:
-        r = (np.log10(resistance) - self.log_r)[self.record.reads]
+    def rms(self, resistance: np.ndarray, reads: np.ndarray | None = None) -> float:
+        """RMS log₁₀ error (dec) of ``resistance`` over the record's reads (or those of
+        ``reads``)."""
+        r = (np.log10(resistance) - self.log_r)[self.record.reads if reads is None
+                                                 else reads]
         return float(np.sqrt(np.mean(np.where(np.isfinite(r), r, FAILED_RESIDUAL) ** 2)))
 
     def switching(self, resistance: np.ndarray) -> tuple[float, float]:

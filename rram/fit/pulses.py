@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ..circuits import check_transistor
-from ..engine.stimulus import COMPLIANCE_RANGE, MAX_AMPLITUDE, Stimulus
+from ..engine.stimulus import COMPLIANCE_RANGE, MAX_AMPLITUDE, Segments, Stimulus
 from ..errors import InputError
 from .tables import split_unit, unit_scale
 
@@ -215,36 +215,25 @@ class PulseRecord:
         """The stimulus of the pulses ``pulses`` (one sequence) and, per pulse, the index
         of its first segment (rise, flat top, fall, settle, then the read's edge, plateau,
         edge and a settle; the sample at each read plateau's end)."""
-        t, v, gate, icc, phases, samples, first = [0.0], [0.0], [], [], [], [], []
+        seg, samples, first = Segments(), [], []
         edge = min(self.rise, self.read_time / 10)
         g_read = self.gate_of_reads if self.circuit == "1t1r" else 0.0
         i_read = float(np.max(self.icc)) if self.icc is not None else COMPLIANCE_RANGE[1]
-
-        def seg(duration: float, volts: float, g: float, i: float, phase: str) -> None:
-            t.append(t[-1] + duration)
-            v.append(volts)
-            gate.append(g)
-            icc.append(i)
-            phases.append(phase)
-
         for k in pulses:
             a, w = float(self.v_pulse[k]), float(self.width[k])
             g = float(self.gates[k]) if self.circuit == "1t1r" else 0.0
             i = float(self.icc[k]) if self.icc is not None else COMPLIANCE_RANGE[1]
-            first.append(len(phases))
+            first.append(len(seg))
             for duration, volts, phase in ((self.rise, a, "pulse"), (w, a, "pulse"),
                                            (self.rise, 0.0, "pulse"),
                                            (self.settle, 0.0, "hold")):
-                seg(duration, volts, g, i, phase)
-            seg(edge, self.v_read, g_read, i_read, "read")
-            seg(self.read_time, self.v_read, g_read, i_read, "read")
-            samples.append(t[-1])
-            seg(edge, 0.0, g_read, i_read, "read")
-            seg(self.settle, 0.0, g_read, i_read, "hold")
-        n = len(phases)
-        st = Stimulus(np.array(t), np.array(v), np.array(icc), np.zeros(n, int),
-                      tuple(phases), np.array(samples), np.array(gate))
-        return st, np.array(first)
+                seg.add(duration, volts, i, phase, gate=g)
+            seg.add(edge, self.v_read, i_read, "read", gate=g_read)
+            seg.add(self.read_time, self.v_read, i_read, "read", gate=g_read)
+            samples.append(seg.times[-1])
+            seg.add(edge, 0.0, i_read, "read", gate=g_read)
+            seg.add(self.settle, 0.0, i_read, "hold", gate=g_read)
+        return seg.stimulus(np.array(samples)), np.array(first)
 
     def protocol(self) -> dict:
         """The record's stimulus for a fitted card's metadata: circuit, pulse widths,

@@ -20,9 +20,7 @@ from .recipe import Recipe
 def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[str],
                 loop: MeasuredLoop) -> Card:
     """The fitted card, its metadata carrying the provenance and the fit figures."""
-    stages = [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
-               "seconds": round(s.seconds, 2), "parameters": s.parameters,
-               "correlations": s.correlations} for s in fit.stages]
+    stages = _stage_rows(fit.stages)
     from ..states import with_programmed_states
 
     # the programmed states of the fitted card, not the default card's (rram.states)
@@ -31,6 +29,13 @@ def fitted_card(fit: LoopFit, recipe: Recipe, data_sha256: str, sources: list[st
         "cycle": loop.cycle, "recipe": json.loads(recipe.to_json())},
         fit={**fit.figures(), "protocol": protocol_of_loop(loop).as_meta(), "stages": stages,
              "identification": fit.identification})
+
+
+def _stage_rows(stages) -> list[dict]:
+    """A fit's stage reports as the card's metadata."""
+    return [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
+             "seconds": round(s.seconds, 2), "parameters": s.parameters,
+             "correlations": s.correlations} for s in stages]
 
 
 def save_card(card: Card, path: str | Path) -> Path:
@@ -47,9 +52,7 @@ def pulse_card(fit, recipe: Recipe, data_sha256: str, sources: list[str], record
     carrying the provenance, the fit figures and the record's protocol: the pulses
     (:meth:`~rram.fit.pulses.PulseRecord.protocol`) and the DC loop equivalent to its
     staircases, which ``rram sweep`` and ``rram mc`` run."""
-    stages = [{"name": s.name, "rms_log10_decades": s.rms_dec, "simulations": s.nfev,
-               "seconds": round(s.seconds, 2), "parameters": s.parameters,
-               "correlations": s.correlations} for s in fit.stages]
+    stages = _stage_rows(fit.stages)
     return fit.card.with_meta(provenance={
         "rram_version": __version__, "data_sha256": data_sha256, "data": sources,
         "recipe": json.loads(recipe.to_json())},
