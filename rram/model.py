@@ -38,6 +38,7 @@ from .equations.scope import (
     SIMULATOR_SYMBOLS,
     AuxNode,
     Constraint,
+    NoiseSource,
     Output,
     Scope,
     V,
@@ -57,6 +58,7 @@ GROUPS = (
     ("kinetics", "Ion kinetics"),
     ("thermal", "Thermal"),
     ("extrinsic", "Extrinsic elements of the cell"),
+    ("noise", "Read noise"),
     ("numerics", "Numerical widths and guards"),
     ("environment", "The simulation's environment (the simulator's; not in a card file)"),
 )
@@ -215,6 +217,8 @@ class Model:
     constraints: tuple[Constraint, ...] = ()
     #: The blocks it was assembled from, in order.
     blocks: tuple[Block, ...] = field(default=())
+    #: Noise currents across its branches (small-signal: ``.noise``, :mod:`rram.noise`).
+    noise: tuple[NoiseSource, ...] = ()
 
     def __reduce__(self):
         # a model pickles by its blocks (functions by reference): unpickled, it is
@@ -267,13 +271,13 @@ class Model:
                      and p.role not in ("smoothing", "guard"))
 
 
-def check_symbols(branches, outputs, parameters, nodes) -> None:
+def check_symbols(branches, outputs, parameters, nodes, noise=()) -> None:
     """Every free symbol of the equations is a declared parameter or a node voltage:
     a misspelt name is an error here, never a new free parameter of the targets."""
     known = {p.name for p in parameters} | {node_symbol(n) for n in ("te", "be")} \
         | {node_symbol(n.name) for n in nodes} | set(SIMULATOR_SYMBOLS)
     used = symbols([b.flow for b in branches] + [b.charge for b in branches]
-                   + [o.expr for o in outputs])
+                   + [o.expr for o in outputs] + [n.power for n in noise])
     unknown = sorted(used - known)
     if unknown:
         raise ValueError(f"the equations use undeclared symbols {', '.join(unknown)} "
@@ -368,7 +372,13 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     outputs = (*scope.outputs,
                Output("dxdt", dx_dt, "m/s", "gap rate"),
                Output("dwdt", dw_dt, "m/s", "width rate"))
-    check_symbols(branches, outputs, parameters, NODES)
+    noise = tuple(scope.noise_sources)
+    check_symbols(branches, outputs, parameters, NODES, noise)
+    names = {b.name for b in branches}
+    for n in noise:
+        if n.branch not in names:
+            raise ValueError(f"noise source {n.name!r} sits on {n.branch!r}, not a branch of "
+                             "the device (" + ", ".join(sorted(names)) + ")")
     # Intermediates on auxiliary nodes (rram/printers/spice_printer.py; the blocks name
     # them), each scaled to O(1): the polarity weights, the log-rates and what two
     # branches share.  A node's Newton iterate is a linearisation of its expression, so
@@ -396,7 +406,7 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     constraints = tuple(c for b in blocks for c in b.constraints)
     return Model(name, ("te", "be"), NODES, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,
-                 blocks)
+                 blocks, noise)
 
 
 def _reassemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | None

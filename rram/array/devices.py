@@ -9,14 +9,14 @@ engine evaluates them and their symbolic derivatives over all cells at once with
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..expr import FUNCTIONS, Expr, as_expr, diff, safe_sinh, sym
-from ..expr import evaluate as evaluate_ir
+from ..expr import Expr, as_expr, diff, safe_sinh, sym
 from ..model import node_symbol
 from ..netlist import Nmos
+from ..printers.numpy_printer import evaluate_arrays as evaluate
 from .spec import Selector, Transistor
 
 
@@ -29,28 +29,6 @@ def selector_current(selector: Selector, a: str, b: str) -> Expr:
 def nmos_current(t: Transistor, d: str, g: str, s: str) -> Expr:
     """Drain current d → s of the square-law NMOS (:class:`rram.netlist.Nmos`)."""
     return Nmos("t", d, g, s, t.kp, t.wl, t.vto).current()
-
-
-def _numpy_functions() -> dict[str, object]:
-    """Each IR function as a numpy callable, from its numpy spelling in FUNCTIONS."""
-    from .. import _kernels
-
-    ns = {"np": np, "safe_exp": _kernels.safe_exp, "softplus": _kernels.softplus_elementwise,
-          "pos_sq": _kernels.pos_sq}
-    return {name: eval("lambda u: " + f.numpy.format("u"), ns)
-            for name, f in FUNCTIONS.items()}
-
-
-_FUNCS: dict[str, object] | None = None
-
-
-def evaluate(roots: Sequence[Expr], env: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-    """Values of ``roots`` with every symbol bound to an array (or a number) of ``env``:
-    :func:`rram.expr.evaluate` with the functions vectorised."""
-    global _FUNCS
-    if _FUNCS is None:
-        _FUNCS = _numpy_functions()
-    return evaluate_ir(roots, env, _FUNCS)  # type: ignore[arg-type]
 
 
 class Device:

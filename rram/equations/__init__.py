@@ -18,7 +18,8 @@ order (:data:`DEFAULT_BLOCKS`; :func:`rram.model.assemble`):
    rate shares;
 6. :mod:`.set_kinetics`: vertical growth (the abrupt SET) and lateral growth of the CF;
 7. :mod:`.reset_kinetics`: O²⁻ release and hopping (the gradual RESET) and CF thinning;
-8. :mod:`.retention`: vacancy diffusion at any bias (a bake's loss of both states).
+8. :mod:`.retention`: vacancy diffusion at any bias (a bake's loss of both states);
+9. :mod:`.noise`: thermal noise, and the RTN and 1/f of traps at the CF (small-signal).
 
 Changed from v2.0 so that the model holds over many cycles and over ranges of
 compliance, RESET voltage and read polarity (``docs/model.md`` §"Why these equations"):
@@ -31,12 +32,22 @@ pristine oxide's own leakage.  Every block returns expressions of the IR in
 
 from __future__ import annotations
 
-from . import cell, conduction, heating, ions, leakage, reset_kinetics, retention, set_kinetics
+from . import (
+    cell,
+    conduction,
+    heating,
+    ions,
+    leakage,
+    noise,
+    reset_kinetics,
+    retention,
+    set_kinetics,
+)
 from .scope import Block
 
 #: The filament model's blocks, in the order they build.
 DEFAULT_BLOCKS: tuple[Block, ...] = (cell.BLOCK, conduction.BLOCK, leakage.BLOCK,
                                      heating.BLOCK, ions.BLOCK, set_kinetics.BLOCK,
-                                     reset_kinetics.BLOCK, retention.BLOCK)
+                                     reset_kinetics.BLOCK, retention.BLOCK, noise.BLOCK)
 
 __all__ = ["DEFAULT_BLOCKS", "Block"]

@@ -80,6 +80,22 @@ class Output:
 
 
 @dataclass(frozen=True)
+class NoiseSource:
+    """A noise current in parallel with a branch of the device (``br_cf``, ...).
+
+    Its one-sided spectral density is ``power / f**exponent`` (A²/Hz): white where
+    ``exponent`` is 0 (Verilog-A ``white_noise``), flicker otherwise (``flicker_noise``,
+    ``power`` is then the density at 1 Hz).  ``power`` is an expression of the operating
+    point: noise is small-signal, it never enters a DC or transient solution."""
+
+    name: str
+    branch: str
+    power: Expr
+    exponent: float
+    desc: str
+
+
+@dataclass(frozen=True)
 class Constraint:
     """A rule between parameters that no single range states (``x0 <= l0``).
 
@@ -134,6 +150,7 @@ class Scope:
         self._terms: dict[str, list[Expr]] = {c: [] for c in CHANNELS}
         self.outputs: list[Output] = []
         self.aux_nodes: list[AuxNode] = []
+        self.noise_sources: list[NoiseSource] = []
 
     def __getitem__(self, name: str) -> Expr:
         try:
@@ -171,6 +188,13 @@ class Scope:
     def output(self, name: str, expr: Expr, unit: str, desc: str) -> None:
         self.outputs.append(Output(name, expr, unit, desc))
 
+    def noise(self, source: NoiseSource) -> None:
+        """Add a noise current across one of the device's branches (rram/model.py)."""
+        if any(n.name == source.name for n in self.noise_sources):
+            raise ValueError(f"block {self.block!r}: noise source {source.name!r} is "
+                             "already declared")
+        self.noise_sources.append(source)
+
 
 __all__ = ["CHANNELS", "DC_HOLD", "SIMULATOR_SYMBOLS", "AuxNode", "Block", "Constraint",
-           "Output", "Scope", "Symbols", "V", "node_symbol"]
+           "NoiseSource", "Output", "Scope", "Symbols", "V", "node_symbol"]

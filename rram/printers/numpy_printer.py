@@ -24,10 +24,13 @@ Sample of the output::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from ..expr import (
     EXP_LIMIT,
+    FUNCTIONS,
     SOFTPLUS_EXACT,
     ZERO,
     Expr,
@@ -37,8 +40,32 @@ from ..expr import (
     sub,
     substitute,
 )
+from ..expr import evaluate as evaluate_ir
 from ..model import Circuit, Model, node_symbol
 from .base import Dialect, Schedule
+
+
+def _numpy_functions() -> dict[str, object]:
+    """Each IR function as a numpy callable, from its numpy spelling in FUNCTIONS."""
+    from .. import _kernels
+
+    ns = {"np": np, "safe_exp": _kernels.safe_exp, "softplus": _kernels.softplus_elementwise,
+          "pos_sq": _kernels.pos_sq}
+    return {name: eval("lambda u: " + f.numpy.format("u"), ns)
+            for name, f in FUNCTIONS.items()}
+
+
+_FUNCS: dict[str, object] | None = None
+
+
+def evaluate_arrays(roots: Sequence[Expr], env: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    """Values of ``roots`` with every symbol bound to an array (or a number) of ``env``:
+    :func:`rram.expr.evaluate` with the functions vectorised."""
+    global _FUNCS
+    if _FUNCS is None:
+        _FUNCS = _numpy_functions()
+    return evaluate_ir(roots, env, _FUNCS)  # type: ignore[arg-type]
+
 
 NUMPY = Dialect("numpy", number=lambda v: repr(float(v)), symbol=lambda s: s)
 

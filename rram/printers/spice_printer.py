@@ -279,7 +279,9 @@ def render_subckt(
     dialect = PROBE if expose else SPICE
     names.update(_soft_bounds(roots, names, dialect))
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
-           f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}"]
+           f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}",
+           "* noise: none (ngspice's B-sources are noiseless; the Verilog-A module carries "
+           + ", ".join(n.name for n in model.noise) + " for .noise)"]
     out += wrap_spice(f".subckt {name} {' '.join(ports)}", _param_line(model, card))
     out.append("* parameter-only sub-expressions, evaluated once per instance")
     for hname, node in hoisted:
@@ -294,7 +296,8 @@ def render_subckt(
         # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
         # unit diagonal whatever the expression's sensitivities do (the abrupt SET).
         out.append(f"B{aux_name} 0 {aux_name} I = {_aux_current(spec[aux_name], expr)}")
-        out.append(f"R{aux_name} {aux_name} 0 1")
+        # noiseless: an auxiliary node is arithmetic, not a resistor of the cell
+        out.append(f"R{aux_name} {aux_name} 0 1 noisy=0")
     out.append("* branches: flow p -> n (B-source) and linear charge (capacitor)")
     for b, q in charges:
         n = "0" if b.n == GROUND else b.n

@@ -41,7 +41,7 @@ from itertools import pairwise
 
 from .. import names as reserved_names
 from ..card import Card
-from ..constants import KB_EV
+from ..constants import KB_EV, P_K, P_Q
 from ..errors import InputError
 from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, SOFTPLUS_LN1P, ZERO, Expr, walk
 from ..model import GROUND, Model
@@ -58,12 +58,14 @@ MACROS = (
     "`define POS_SQ(x) (max((x), 0.0)*max((x), 0.0))",
 )
 
-KB_TEXT = format_number(KB_EV)
+#: Numbers the rendering spells by their ``constants.vams`` names (the CMC rule).
+CONSTANT_NAMES = {format_number(KB_EV): "(`P_K/`P_Q)", format_number(P_K): "`P_K",
+                  format_number(P_Q): "`P_Q"}
 
 
 def _va_number(v: float) -> str:
     text = format_number(v)
-    return "(`P_K/`P_Q)" if text == KB_TEXT else text
+    return CONSTANT_NAMES.get(text, text)
 
 
 #: The simulator's symbols (rram.equations.scope.SIMULATOR_SYMBOLS), each a ``real``
@@ -146,6 +148,7 @@ def render_module(
     internal = [n for n in model.nodes if n.name not in expose]
     roots: list[Expr] = [b.flow for b in model.branches] + [b.charge for b in model.branches]
     roots += [o.expr for o in model.outputs] + [b.rate for b in model.step_bounds]
+    roots += [n.power for n in model.noise]
     reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
     sched = Schedule(roots, reserved=reserved, prefix="t")
     variables = [a.name for a in sched.assignments]
@@ -194,9 +197,22 @@ def render_module(
             terms.append(f"ddt({sched.render(b.charge, VERILOGA)})")
         if terms:
             out.append(f"        I({b.name}) <+ {' + '.join(terms)};")
+    out += _noise(model, sched)
     out += _step_bounds(model, sched)
     out += ["    end", "", "endmodule", ""]
     return "\n".join(out)
+
+
+def _noise(model: Model, sched: Schedule) -> list[str]:
+    """The noise currents (small-signal only: ``.noise``, never a DC or transient
+    solution): ``white_noise`` or ``flicker_noise`` on their branches."""
+    out = []
+    for n in model.noise:
+        power = sched.render(n.power, VERILOGA)
+        call = (f'white_noise({power}, "{n.name}")' if n.exponent == 0 else
+                f'flicker_noise({power}, {format_number(n.exponent)}, "{n.name}")')
+        out += [f"        // {n.desc}", f"        I({n.branch}) <+ {call};"]
+    return out
 
 
 #: Preprocessor macro that leaves the step hints out (compilers without ``$bound_step``).
