@@ -26,8 +26,9 @@ generator passed in (:func:`rram.mc.draws.noise_stream` gives a device's own str
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -119,8 +120,16 @@ class CellNoise:
             np.asarray(factor, float) - 1.0)
 
 
-def _branch_terms(model: Model) -> tuple[list[Expr], list[Expr]]:
-    return [b.flow for b in model.branches], [b.charge for b in model.branches]
+@lru_cache(maxsize=8)
+def _linearised(model: Model) -> tuple[Expr, ...]:
+    """What :func:`cell_noise` evaluates: the derivatives of every branch's flow, then
+    charge, by each small-signal node and V(te); the noise powers; the traps' blocked
+    fraction; the CF path's current."""
+    terms = [b.flow for b in model.branches] + [b.charge for b in model.branches]
+    wrt = [*SMALL_SIGNAL, "te"]
+    return (*(diff(e, node_symbol(x)) for e in terms for x in wrt),
+            *(s.power for s in model.noise), _named(model, "trap_blocked"),
+            _path_current(model))
 
 
 def cell_noise(cards: Card | Sequence[Card] | CardBatch, gap_nm, width_nm, v_cell
@@ -143,13 +152,10 @@ def cell_noise(cards: Card | Sequence[Card] | CardBatch, gap_nm, width_nm, v_cel
     env[node_symbol("te")] = v
     env[node_symbol("be")] = np.zeros(n)
     env["dc_hold"] = np.ones(n)  # the states held, as a .noise operating point holds them
-    flows, charges = _branch_terms(model)
     k = len(SMALL_SIGNAL)
     index = {nd: i for i, nd in enumerate(SMALL_SIGNAL)}
     wrt = [*SMALL_SIGNAL, "te"]
-    derivs = [diff(e, node_symbol(x)) for e in (*flows, *charges) for x in wrt]
-    values = evaluate_arrays([*derivs, *(s.power for s in model.noise),
-                              _named(model, "trap_blocked"), _path_current(model)], env)
+    values = evaluate_arrays(list(_linearised(model)), env)
     nb = len(model.branches)
     grid = [np.broadcast_to(np.asarray(x, float), (n,)) for x in values[:2 * nb * len(wrt)]]
     d = np.array(grid).reshape(2, nb, len(wrt), n)  # (flow|charge, branch, wrt, cell)
@@ -209,8 +215,9 @@ class Traps:
     blocked: float
 
 
-def trap_count_mean(card: Card) -> float:
-    """Mean number of a cell's traps: ``ntrap`` per decade over [taumin, taumax]."""
+def trap_count_mean(card: Card | CardBatch):
+    """Mean number of a cell's traps: ``ntrap`` per decade over [taumin, taumax] (one
+    per device of a batch)."""
     return card["ntrap"] * np.log10(card["taumax"] / card["taumin"])
 
 
@@ -248,5 +255,58 @@ def trap_factor(traps: Traps, states: np.ndarray) -> np.ndarray:
     return np.exp(-traps.blocked * (np.asarray(states, float) - 0.5).sum(axis=1))
 
 
-__all__ = ["SMALL_SIGNAL", "CellNoise", "Traps", "cell_noise", "draw_traps", "occupancy",
-           "trap_count_mean", "trap_factor"]
+def read_factors(mean_traps, blocked, rng: np.random.Generator) -> np.ndarray:
+    """The CF path's conductance factors (:func:`trap_factor`) of cells read far from
+    any other read, every trap in its stationary state: a Poisson number of traps of
+    mean ``mean_traps`` per cell, each occupied with probability ½."""
+    count = rng.poisson(np.asarray(mean_traps, float))
+    return np.exp(-np.asarray(blocked, float) * (rng.binomial(count, 0.5) - 0.5 * count))
+
+
+#: The parameters whose product scales the CF path's conductance and nothing else: the
+#: gap's j0 and the body's 1/rho0, with kth·rho0 (the CF's thermal resistance) kept.
+PATH_CONDUCTANCE = {"j0": 1.0, "rho0": -1.0, "kth": 1.0}
+
+
+def with_trap_factor(cards: CardBatch, factor) -> CardBatch:
+    """``cards`` with the CF path's conductance times ``factor`` (one per device): what
+    the traps' occupancy does to a read, exactly (the body, the gap and the heating
+    around them solved again)."""
+    values = np.array(cards.values)
+    factor = np.broadcast_to(np.asarray(factor, float), (len(cards),))
+    for name, power in PATH_CONDUCTANCE.items():
+        values[:, cards.model.layout.column(name)] *= factor ** power
+    return CardBatch(cards.base, values)
+
+
+def trap_blocked(cards: CardBatch, gap_nm, width_nm) -> np.ndarray:
+    """The fraction of the CF path one occupied trap blocks, per device (the model's
+    ``trap_blocked`` at the state)."""
+    model = cards.model
+    env: dict[str, object] = {p: cards[p] for p in model.parameter_names}
+    for node, value in (("dgap", gap_nm), ("dwidth", width_nm)):
+        anchor, scale = model.layout.anchor(node)
+        env[node_symbol(node)] = np.asarray(value, float) - cards[anchor] / scale
+    env.update({node_symbol(n): np.zeros(len(cards)) for n in ("te", "be", *SMALL_SIGNAL)})
+    env["dc_hold"] = np.ones(len(cards))
+    (blocked,) = evaluate_arrays([_named(model, "trap_blocked")], env)
+    return np.broadcast_to(np.asarray(blocked, float), (len(cards),))
+
+
+def read_noise_ratio(cards: CardBatch, gap_nm, width_nm, v_read: float,
+                     rngs: Iterable[np.random.Generator]) -> np.ndarray:
+    """R_read with the traps over R_read without, for one isolated read of each cell
+    (one generator each, used in turn; :func:`read_factors`), solved exactly
+    (:func:`with_trap_factor`): how the Monte Carlo's and the arrays' reads carry RTN."""
+    from .engine.static import read_resistance
+
+    blocked = trap_blocked(cards, gap_nm, width_nm)
+    factor = np.array([read_factors(m, b, rng) for m, b, rng in
+                       zip(trap_count_mean(cards), blocked, rngs, strict=False)])
+    return (read_resistance(with_trap_factor(cards, factor), gap_nm, width_nm, v_read)
+            / read_resistance(cards, gap_nm, width_nm, v_read))
+
+
+__all__ = ["SMALL_SIGNAL", "CellNoise", "Traps", "cell_noise", "draw_traps",
+           "occupancy", "read_factors", "read_noise_ratio", "trap_blocked",
+           "trap_count_mean", "trap_factor", "with_trap_factor"]

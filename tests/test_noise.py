@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from rram.card import default_card
@@ -171,3 +172,57 @@ def test_read_noise_grows_with_resistance_as_its_law_says():
     narrow = np.polyfit(np.log(r[4:]), np.log(relative[4:]), 1)[0]
     assert wide == pytest.approx(1.0, abs=0.1), wide
     assert narrow < 0.5, narrow
+
+
+def _isolated_read_spread(card, width_nm: float) -> float:
+    """σ of ln R of isolated reads: the CF path's share of R times Δ·√(mean traps)/2."""
+    cell = cell_noise(card, 0.0, width_nm, 0.1)
+    share = cell.transfer("traps", [1e-3])[0, 0].real * cell.path_current[0] / cell.current[0]
+    return float(share * cell.blocked[0] * np.sqrt(trap_count_mean(card)) / 2)
+
+
+def test_the_monte_carlo_reads_carry_the_traps_and_nothing_else_moves():
+    """The same study with traps (ntrap 10) and without: the switching is the same to
+    the last digit, every read differs by its traps alone, with the spread of isolated
+    reads (ln-σ of R_LRS within 15 % of Δ·√(mean traps)/2 of the CF path), and the
+    reads do not depend on how the devices are split."""
+    from rram.mc import MonteCarlo, run_devices
+
+    def study(card, devices):
+        return run_devices(MonteCarlo(card=card, devices=40, cycles=5, seed=4), devices)
+
+    clean = study(default_card(), range(40))
+    noisy = study(NOISY, range(40))
+    for column in ("v_set_V", "v_reset_V", "i_peak_A", "t_max_K"):
+        np.testing.assert_array_equal(clean[column], noisy[column])
+    ratio = np.log(noisy["r_lrs_ohm"] / clean["r_lrs_ohm"])
+    assert np.mean(ratio != 0) > 0.8  # exactly half of a read's traps occupied: ~8 %
+    expected = _isolated_read_spread(NOISY, NOISY["wlrs"] / NM)
+    assert ratio.std() == pytest.approx(expected, rel=0.15), (ratio.std(), expected)
+    split = pd.concat([study(NOISY, range(0, 15)), study(NOISY, range(15, 40))])
+    np.testing.assert_array_equal(split.sort_values(["device", "cycle"])["r_lrs_ohm"],
+                                  noisy["r_lrs_ohm"])
+
+
+def test_an_array_read_meets_the_cells_traps_read_by_read():
+    """A 16 x 16 LRS array read 30 times far apart: each read's cells carry their
+    traps (cell current ln-σ within 15 % of the isolated reads'), the column currents
+    average them (about 1/√16 of it), a read is reproducible by its index, and a card
+    without traps reads exactly as without noise."""
+    from rram.array.cells import named_pattern, pattern_states
+    from rram.array.read import read
+    from rram.array.spec import ArraySpec
+
+    spec = ArraySpec(rows=16, cols=16, card=NOISY, seed=3)
+    states = pattern_states(named_pattern("all-lrs", (16, 16)), NOISY)
+    reads = [read(spec, 0.1, states, noise_read=k) for k in range(30)]
+    cells = np.log(np.array([r.i_cell for r in reads]))
+    expected = _isolated_read_spread(NOISY, NOISY["wlrs"] / NM)
+    assert cells.std(axis=0).mean() == pytest.approx(expected, rel=0.15)
+    columns = np.log(np.array([r.i_col for r in reads])).std(axis=0).mean()
+    assert columns == pytest.approx(expected / 4, rel=0.3)
+    np.testing.assert_array_equal(read(spec, 0.1, states, noise_read=7).i_cell,
+                                  reads[7].i_cell)
+    quiet = ArraySpec(rows=16, cols=16, seed=3)
+    np.testing.assert_array_equal(read(quiet, 0.1, states, noise_read=7).i_cell,
+                                  read(quiet, 0.1, states).i_cell)

@@ -36,6 +36,30 @@ def cell_parameters(spec: ArraySpec) -> CardBatch:
     return cards
 
 
+#: The spawn key's tag of an array read's traps (rram.mc.draws keys have three
+#: elements, this one two: (read, ARRAY_READ), so no stream is shared).
+ARRAY_READ = 7
+
+
+def with_read_noise(spec: ArraySpec, cards: CardBatch, states: States | None,
+                    read: int) -> CardBatch:
+    """``cards`` at the ``read``-th of a sequence of reads far apart: each cell's CF path
+    scaled by what its traps block at that read (:mod:`rram.noise`), drawn from the
+    array's seed and the read's index alone.  Cards without traps (``ntrap`` = 0, the
+    default) are returned as they are."""
+    from ..noise import read_factors, trap_blocked, trap_count_mean, with_trap_factor
+
+    if isinstance(read, bool) or not isinstance(read, (int, np.integer)) or read < 0:
+        raise InputError(f"read index must be a non-negative integer, got {read!r}")
+    if not np.any(cards["ntrap"] > 0):
+        return cards
+    placed = with_states(spec, cards, states)
+    blocked = trap_blocked(placed, placed["x0"] / NM, placed["w0"] / NM)
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+        int(spec.seed), spawn_key=(int(read), ARRAY_READ))))
+    return with_trap_factor(cards, read_factors(trap_count_mean(cards), blocked, rng))
+
+
 @dataclass(frozen=True)
 class States:
     """Frozen state of every cell: gap and CF width (nm), arrays of shape (rows, cols)."""

@@ -17,7 +17,7 @@ import numpy as np
 from ..card import CardBatch
 from ..errors import InputError
 from .build import build, output_sources
-from .cells import CellBank, States, cell_parameters, with_states
+from .cells import CellBank, States, cell_parameters, with_read_noise, with_states
 from .circuit import Circuit
 from .solve import LinearSolver, OperatingPoint, linearised_guess, operating_point
 from .spec import ArraySpec
@@ -52,14 +52,26 @@ class ReadResult:
         return float(np.max(np.abs(self.line_drop)))
 
 
+def noisy_parameters(spec: ArraySpec, states: States | None, noise_read: int | None
+                     ) -> CardBatch | None:
+    """The cells' cards at read ``noise_read`` of a sequence, their traps' read noise
+    drawn (:func:`rram.array.cells.with_read_noise`); None: no read noise."""
+    if noise_read is None:
+        return None
+    return with_read_noise(spec, cell_parameters(spec), states, noise_read)
+
+
 def read(spec: ArraySpec, v_rows, states: States | None = None, v_gates=None,
-         v_cols=0.0) -> ReadResult:
+         v_cols=0.0, noise_read: int | None = None) -> ReadResult:
     """Nonlinear DC read: rows at ``v_rows`` (V), columns sensed at ``v_cols`` (V),
-    1T1R gates at ``v_gates`` (V, default :data:`V_GATE_ON` on every row)."""
+    1T1R gates at ``v_gates`` (V, default :data:`V_GATE_ON` on every row).
+    ``noise_read``: the index of this read in a sequence of reads far apart, whose
+    cells meet their traps (cards with ``ntrap`` > 0: RTN, :mod:`rram.noise`)."""
     t0 = time.perf_counter()
     if v_gates is None:
         v_gates = V_GATE_ON
-    c, _, op = solve_read(spec, v_rows, states, v_gates, v_cols)
+    c, _, op = solve_read(spec, v_rows, states, v_gates, v_cols,
+                          noisy_parameters(spec, states, noise_read))
     return read_result(spec, c, op, v_rows, v_cols, t0)
 
 
@@ -163,13 +175,14 @@ def vmm_inputs(spec: ArraySpec, inputs: np.ndarray) -> np.ndarray:
 
 
 def vmm(spec: ArraySpec, inputs: np.ndarray, states: States | None = None,
-        v_ref: float = 0.2, g_cell: np.ndarray | None = None) -> VmmResult:
+        v_ref: float = 0.2, g_cell: np.ndarray | None = None,
+        noise_read: int | None = None) -> VmmResult:
     """Column currents of a 1R array for every input vector (row voltages, V) in the
     rows of ``inputs`` (k × rows); cells at their chord conductance at ``v_ref`` (V) or
-    at the given ``g_cell`` (S, rows × cols)."""
+    at the given ``g_cell`` (S, rows × cols); ``noise_read`` as :func:`read`'s."""
     x = vmm_inputs(spec, inputs)
     if g_cell is None:
-        g = chord_conductance(spec, states, v_ref)
+        g = chord_conductance(spec, states, v_ref, noisy_parameters(spec, states, noise_read))
     else:
         g = np.asarray(g_cell, float).reshape(-1)
     c = build(spec, 0.0, states)

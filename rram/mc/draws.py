@@ -12,7 +12,9 @@ AR(1) path per device and entry whose innovation at cycle k comes from
 so it too is the same for any chunking (:func:`slow_paths` computes it for all cycles at
 once; a single cycle alone costs k draws).  The spec's configuration (two
 configurations, :class:`rram.variation.Mode`) is a two-state Markov chain per device
-whose uniform at cycle k comes from ``(device, k + 1, 4)``.
+whose uniform at cycle k comes from ``(device, k + 1, 4)``.  The traps a read after a
+SET or a RESET of cycle k meets (read noise, :mod:`rram.noise`) come from ``(device,
+k + 1, 5)`` and ``(device, k + 1, 6)``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ..errors import InputError
 from ..params import Parameter
 from ..variation import Mode, Variation, VariationSpec
 
-EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4}
+EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4, "read_set": 5,
+          "read_reset": 6}
 #: Redraws before a truncated distribution gives up (a spec whose σ dwarfs the range).
 MAX_REDRAWS = 1000
 #: Redraws of the fast part of an entry with a slow part before it is held at its bound.
@@ -115,6 +118,13 @@ def _generators(seed: int, devices: Sequence[int], cycle: int, event: str):
         bitgen.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc},
                         "has_uint32": 0, "uinteger": 0}
         yield rng
+
+
+def read_streams(seed: int, devices: Sequence[int], cycle: int, event: str):
+    """Each device's stream for the read after ``event`` (``set``/``reset``) of
+    ``cycle``: one Generator, re-seeded in turn (use each before asking for the next)."""
+    _check_seed(seed)
+    return _generators(seed, devices, cycle, f"read_{event}")
 
 
 def _mix(z, u, share):

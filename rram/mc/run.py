@@ -34,7 +34,7 @@ from ..metrics import (
 from ..status import Status
 from ..validity import OUT_OF_RANGE, cycle_extremes, excursion
 from ..variation import VariationSpec, default_variation
-from .draws import draw, draw_d2d, slow_paths
+from .draws import draw, draw_d2d, read_streams, slow_paths
 
 #: A Monte Carlo row: a table of cycles' columns, and whether the device converged.
 METRIC_COLUMNS = (*CYCLE_COLUMNS, "converged", "error")
@@ -130,6 +130,26 @@ def _simulate(mc: MonteCarlo, stimulus, cards: CardBatch, event: str):
                          record=False)
 
 
+def _read_noise(mc: MonteCarlo, cards: CardBatch, alive: list[int], devices: list[int],
+                cycle: int, event: str, gap: np.ndarray, width: np.ndarray,
+                out: dict[str, np.ndarray]) -> None:
+    """The read after ``event`` meets the cell's traps (:mod:`rram.noise`; cards with
+    ``ntrap`` > 0): its resistance times :func:`~rram.noise.read_noise_ratio` at the
+    state the operation left, each device's traps from its own stream."""
+    column = "r_lrs_ohm" if event == "set" else "r_hrs_ohm"
+    read = [j for j, i in enumerate(alive) if np.isfinite(out[column][i])
+            and cards["ntrap"][j] > 0]
+    if not read:
+        return
+    from ..noise import read_noise_ratio
+
+    rows = np.array([alive[j] for j in read])
+    ratio = read_noise_ratio(cards.take(read), gap[rows] / NM,
+                             width[rows] / NM, mc.protocol.v_read,
+                             read_streams(mc.seed, [devices[i] for i in rows], cycle, event))
+    out[column][rows] *= ratio
+
+
 def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     """Every recorded cycle of ``devices`` (those after ``mc.burn_in``); one row per device
     and cycle (columns ``mc.columns``).
@@ -205,6 +225,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                     out["i_reset_A"][i] = peak_current(ev_j, _SWEEP[:1])
                     out["t_max_K"][i] = reset_temperature(ev_j, _SWEEP, cards["tamb"][j])
                     out["r_hrs_ohm"][i] = read_of(ev_j, _PLATEAU)
+            _read_noise(mc, cards, alive, devices, cycle, event, gap, width, out)
         out["v_set_V"], out["v_reset_V"], out["reason"] = switching_rule(
             out["v_set_V"], out["v_reset_V"], r_before, out["r_lrs_ohm"], out["r_hrs_ohm"])
         r_before = out["r_hrs_ohm"].copy()
