@@ -105,7 +105,7 @@ def test_noise_changes_no_dc_or_transient_equation():
 
 
 def test_a_card_with_its_trap_times_reversed_is_refused():
-    with pytest.raises(CardError, match="taumin 1 s must be below taumax 0.1 s"):
+    with pytest.raises(CardError, match=r"taumin 1 s must be below taumax 0\.1 s"):
         default_card().replace(taumin=1.0, taumax=0.1)
 
 
