@@ -32,14 +32,8 @@ import pandas as pd
 from ..circuits import check_transistor
 from ..engine.stimulus import COMPLIANCE_RANGE, MAX_AMPLITUDE, Segments, Stimulus
 from ..errors import InputError
-from .tables import split_unit, unit_scale
+from .tables import numeric_columns
 
-#: Time units of the ``width`` column.
-TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
-              "ns": 1e-9, "ps": 1e-12}
-#: Current units of the ``icc`` column.
-CURRENT_UNITS = {"": 1.0, "a": 1.0, "ma": 1e-3, "ua": 1e-6, "µa": 1e-6, "μa": 1e-6,
-                 "na": 1e-9}
 #: What each column of a pulse record is called in a file (before any unit suffix).
 NAMES = {
     "sequence": ("sequence", "staircase", "seq"),
@@ -53,20 +47,6 @@ NAMES = {
 WIDTH_RANGE = (1e-10, 1.0)
 READS = ("cell", "path")
 STARTS = ("lrs", "hrs", "card")
-
-
-def _unit_factor(unit: str, column: str, quantity: str, path) -> float:
-    if quantity == "time":
-        table, valid = TIME_UNITS, "s, ms, us, ns, ps"
-    elif quantity == "current":
-        table, valid = CURRENT_UNITS, "A, mA, uA, nA"
-    else:
-        return unit_scale(unit, column, quantity, path)
-    key = unit if unit in table else unit.lower()
-    if key not in table:
-        raise InputError(f"{path}: column {column!r}: unknown {quantity} unit {unit!r}; "
-                         f"valid: {valid}")
-    return table[key]
 
 
 @dataclass(frozen=True)
@@ -301,31 +281,9 @@ def load_pulses(path: str | Path, columns: Sequence[str] | None = None, *,
     from ..io import read_table
 
     frame = read_table(path, "pulse record", names=columns)
-    found: dict[str, pd.Series] = {}
-    taken: set[str] = set()
-    quantity = {"v_pulse_V": "voltage", "v_gate_V": "voltage", "width_s": "time",
-                "icc_A": "current", "resistance_ohm": "resistance"}
-    for target, aliases in NAMES.items():
-        hits = [(c, u) for c in frame.columns
-                if c not in taken and (u := split_unit(c, aliases)) is not None]
-        if len(hits) > 1:
-            raise InputError(f"{path}: columns {', '.join(c for c, _ in hits)} could all be "
-                             f"{target}; keep one")
-        if not hits:
-            continue
-        c, u = hits[0]
-        taken.add(c)
-        if target == "sequence":
-            found[target] = frame[c].fillna("").astype(str).str.strip()
-            continue
-        numbers = pd.to_numeric(frame[c], errors="coerce")
-        bad = numbers.isna() & frame[c].notna()
-        if bad.any():
-            k = int(np.flatnonzero(bad.to_numpy())[0])
-            line = int(frame.attrs.get("first_line", 2)) + k
-            raise InputError(f"{path}, line {line}: column {c!r}: {frame[c].iloc[k]!r} is "
-                             "not a number")
-        found[target] = numbers * _unit_factor(u, c, quantity[target], path)
+    found = numeric_columns(frame, NAMES, {
+        "v_pulse_V": "voltage", "v_gate_V": "voltage", "width_s": "time",
+        "icc_A": "current", "resistance_ohm": "resistance"}, path)
     have = ", ".join(frame.columns)
     for need, what in (("v_pulse_V", "the pulse amplitude (v_pulse, V)"),
                        ("resistance_ohm", "the resistance read after each pulse")):

@@ -27,7 +27,7 @@ with the column names given (:func:`rram.io.read_table`).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,14 @@ from ..errors import InputError
 RESISTANCE_UNITS = {"": 1.0, "ohm": 1.0, "ohms": 1.0, "Ω": 1.0, "kohm": 1e3, "kΩ": 1e3,
                     "Mohm": 1e6, "MΩ": 1e6, "megohm": 1e6, "Gohm": 1e9, "GΩ": 1e9}
 VOLTAGE_UNITS = {"": 1.0, "v": 1.0, "mv": 1e-3}
+TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6,
+              "ns": 1e-9, "ps": 1e-12}
+CURRENT_UNITS = {"": 1.0, "a": 1.0, "ma": 1e-3, "ua": 1e-6, "µa": 1e-6, "μa": 1e-6,
+                 "na": 1e-9}
+#: The unit table of each quantity but resistance (whose m/M case counts), and the
+#: units a message lists.
+_UNITS = {"voltage": (VOLTAGE_UNITS, "V, mV"), "time": (TIME_UNITS, "s, ms, us, ns, ps"),
+          "current": (CURRENT_UNITS, "A, mA, uA, nA")}
 #: What each column of the long table is called in a file (before any unit suffix).
 NAMES = {
     "resistance_ohm": ("resistance", "r", "res"),
@@ -73,7 +81,7 @@ def split_unit(name: str, aliases: Collection[str]) -> str | None:
 
 
 def unit_scale(unit: str, column: str, quantity: str, path) -> float:
-    """SI factor of ``unit`` for a resistance or voltage ``column``."""
+    """SI factor of ``unit`` for a resistance, voltage, time or current ``column``."""
     if quantity == "resistance":
         table = RESISTANCE_UNITS
         key = unit if unit in table else {u.lower(): u for u in table
@@ -84,10 +92,45 @@ def unit_scale(unit: str, column: str, quantity: str, path) -> float:
             raise InputError(f"{path}: column {column!r}: unknown resistance unit "
                              f"{unit!r}{hint}; valid: ohm, kohm, Mohm, Gohm (or Ω, kΩ, MΩ)")
         return table[key]
-    if unit.lower() not in VOLTAGE_UNITS:
-        raise InputError(f"{path}: column {column!r}: unknown voltage unit {unit!r}; "
-                         "valid: V, mV")
-    return VOLTAGE_UNITS[unit.lower()]
+    table, valid = _UNITS[quantity]
+    key = unit if unit in table else unit.lower()
+    if key not in table:
+        raise InputError(f"{path}: column {column!r}: unknown {quantity} unit {unit!r}; "
+                         f"valid: {valid}")
+    return table[key]
+
+
+def numeric_columns(frame: pd.DataFrame, names: Mapping[str, Collection[str]],
+                    quantities: Mapping[str, str], path) -> dict[str, pd.Series]:
+    """Each target of ``names`` (target -> aliases) found among ``frame``'s columns, an
+    alias with an optional unit suffix: its values in SI units (``quantities``: target
+    -> resistance, voltage, time or current), or, for a target without a quantity, its
+    text stripped.  Refuses two columns for one target and a cell that is not a number
+    (naming its line)."""
+    found: dict[str, pd.Series] = {}
+    taken: set[str] = set()
+    for target, aliases in names.items():
+        hits = [(c, u) for c in frame.columns
+                if c not in taken and (u := split_unit(c, aliases)) is not None]
+        if len(hits) > 1:
+            raise InputError(f"{path}: columns {', '.join(c for c, _ in hits)} could all be "
+                             f"{target}; keep one")
+        if not hits:
+            continue
+        c, u = hits[0]
+        taken.add(c)
+        if target not in quantities:
+            found[target] = frame[c].fillna("").astype(str).str.strip()
+            continue
+        numbers = pd.to_numeric(frame[c], errors="coerce")
+        bad = numbers.isna() & frame[c].notna()
+        if bad.any():
+            k = int(np.flatnonzero(bad.to_numpy())[0])
+            line = int(frame.attrs.get("first_line", 2)) + k
+            raise InputError(f"{path}, line {line}: column {c!r}: {frame[c].iloc[k]!r} is "
+                             "not a number")
+        found[target] = numbers * unit_scale(u, c, quantities[target], path)
+    return found
 
 
 def find_columns(frame: pd.DataFrame, path) -> dict[str, tuple[str, float]]:
