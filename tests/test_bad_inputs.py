@@ -108,6 +108,10 @@ def _files() -> dict[str, str | bytes]:
         "pulses_icc.csv": "v_pulse,width_s,icc_uA,r\n1,1e-6,100,2e5\n1.5,1e-6,100,5e3\n",
         "pulses_apart.csv": "sequence,v_pulse,width_s,v_gate,r\na,1,1e-6,1.2,2e5\n"
                             "b,1.5,1e-6,1.2,5e3\na,-1.5,1e-6,3,5e4\n",
+        "reads_two.csv": "cell,time_ms,r_kohm\na,0,5\na,1,5.1\nb,0,7\nb,1,7.2\nb,2,7.1\n",
+        "reads_back.csv": "cell,time_ms,r_kohm\na,0,5\na,2,5.1\na,1,5.2\n",
+        "reads_zero.csv": "cell,read,r\na,0,5e3\na,1,0\na,2,5.1e3\n",
+        "reads_far.csv": "cell,time_s,r\na,0,5e12\na,1,5.1e12\na,2,5.2e12\n",
     }
 
 
@@ -204,6 +208,18 @@ CASES = [
     ("fit-pulses-apart", ["fit-pulses", "pulses_apart.csv", "--out", "o.json"]),
     ("fit-pulses-read-gate", ["fit-pulses", "pulses.csv", "--read-gate", "50", "--out",
                               "o.json"]),
+    ("fit-noise-empty", ["fit-noise", "empty.csv", "--out", "o.json"]),
+    ("fit-noise-is-iv", ["fit-noise", "iv.csv", "--out", "o.json"]),
+    ("fit-noise-two-reads", ["fit-noise", "reads_two.csv", "--out", "o.json"]),
+    ("fit-noise-time-back", ["fit-noise", "reads_back.csv", "--out", "o.json"]),
+    ("fit-noise-zero-ohm", ["fit-noise", "reads_zero.csv", "--interval", "1e-3", "--out",
+                            "o.json"]),
+    ("fit-noise-no-interval", ["fit-noise", "reads_zero.csv", "--out", "o.json"]),
+    ("fit-noise-beyond-card", ["fit-noise", "reads_far.csv", "--out", "o.json"]),
+    ("fit-noise-v-read", ["fit-noise", "reads_far.csv", "--v-read", "9", "--out", "o.json"]),
+    ("fit-noise-layout", ["fit-noise", "reads_far.csv", "--layout", "tall", "--out",
+                          "o.json"]),
+    ("fit-noise-out-is-data", ["fit-noise", "reads_far.csv", "--out", "reads_far.csv"]),
     ("scatter-empty", ["fit-variation", "dist.csv", "--scatter", "empty.csv", "--out",
                        "o.json"]),
     ("scatter-is-iv", ["fit-variation", "dist.csv", "--scatter", "iv.csv", "--out",

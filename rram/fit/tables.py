@@ -46,7 +46,7 @@ CURRENT_UNITS = {"": 1.0, "a": 1.0, "ma": 1e-3, "ua": 1e-6, "µa": 1e-6, "μa": 
 #: The unit table of each quantity but resistance (whose m/M case counts), and the
 #: units a message lists.
 _UNITS = {"voltage": (VOLTAGE_UNITS, "V, mV"), "time": (TIME_UNITS, "s, ms, us, ns, ps"),
-          "current": (CURRENT_UNITS, "A, mA, uA, nA")}
+          "current": (CURRENT_UNITS, "A, mA, uA, nA"), "count": ({"": 1.0}, "none")}
 #: What each column of the long table is called in a file (before any unit suffix).
 NAMES = {
     "resistance_ohm": ("resistance", "r", "res"),
@@ -104,7 +104,7 @@ def numeric_columns(frame: pd.DataFrame, names: Mapping[str, Collection[str]],
                     quantities: Mapping[str, str], path) -> dict[str, pd.Series]:
     """Each target of ``names`` (target -> aliases) found among ``frame``'s columns, an
     alias with an optional unit suffix: its values in SI units (``quantities``: target
-    -> resistance, voltage, time or current), or, for a target without a quantity, its
+    -> resistance, voltage, time, current or count), or, for a target without a quantity, its
     text stripped.  Refuses two columns for one target and a cell that is not a number
     (naming its line)."""
     found: dict[str, pd.Series] = {}

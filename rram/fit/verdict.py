@@ -28,6 +28,8 @@ FAILURE_FACTOR = 2.0  # modelled over measured share of failed SETs, either way
 FAILURE_FLOOR = 0.005
 LOOP_RMS_MAX_DEC = 0.2
 SWITCHING_VOLTAGE_MAX_V = 0.05
+#: The read-noise law: log-log slope of the read-to-read spread against R, model − data.
+NOISE_SLOPE_MAX = 0.25
 #: A value within this relative distance of a finite bound sits on it.
 AT_BOUND = 1e-3
 
@@ -140,6 +142,29 @@ def variation_verdict(data: Mapping[str, Mapping[str, float]],
                             "carrier; refit the card on this device, or --skip the "
                             "metric it carries"))
     return Verdict("variation fit", tuple(checks))
+
+
+def noise_verdict(median_ratio: float, slopes: tuple[float, float],
+                  at_bounds: Iterable[str] = (), notes: Iterable[str] = ()) -> Verdict:
+    """The verdict of a read-noise fit: the median over cells of the model's
+    read-to-read spread over the measured, the spread's slope against R (data, model),
+    and the fitted parameters that ended on a bound."""
+    data, model = slopes
+    checks = [
+        _check("read-to-read spread, model/data - 1", median_ratio - 1, SPREAD_MAX,
+               "the traps cannot give this spread at these states: check the read "
+               "voltage (--v-read) and the read times (--interval), then the card: its "
+               "states must be the device's"),
+        _check("slope of the spread against R, model - data", model - data,
+               NOISE_SLOPE_MAX, "the spread grows with R unlike the law of traps at the CF "
+               "(in proportion to R in the LRS, flat in the HRS): a card fitted to this "
+               "device places its cells; noise that is not the cell's (the instrument's, a "
+               "selector's) has another law")]
+    for p in at_bounds:
+        checks.append(Check(f"parameter {p}", math.nan, "not on a bound", False,
+                            f"the fit pushed {p} to its bound: the measured spread is "
+                            "beyond what traps at the CF give"))
+    return Verdict("read-noise fit", tuple(checks), tuple(notes))
 
 
 def loop_verdict(rms_dec: float, v_set: tuple[float, float], v_reset: tuple[float, float],
