@@ -8,6 +8,11 @@ nonlinear cells, wire IR drop, sneak paths) at inputs encoded as row voltages �
 quantisation of the column currents → output.  The forward pass is the simulated
 hardware; the backward pass is the ideal layer's (straight-through), so a network can
 be trained with the hardware in its forward passes.
+
+A card with traps (``ntrap`` > 0, :mod:`rram.noise`) gives each read its read noise:
+every input vector is a read far from the last, each cell's CF path scaled by what its
+traps block at that read (a Poisson number of traps, each occupied with probability ½),
+drawn on the layer's device from its seed and the read's index.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ..card import CardBatch
 from ..constants import NM
 from ..engine.static import read_resistance
 from ..errors import InputError
+from ..noise import trap_blocked, trap_count_mean, with_trap_factor
 from ..states import programmed
 from .crossbar import Crossbar
 
@@ -34,6 +40,8 @@ from .crossbar import Crossbar
 PROGRAM_STEPS = 60
 #: How a layer reads its array (:class:`AnalogLinear`).
 ENGINES = ("crossbar", "linear")
+#: The spawn key's tag of a layer's read-noise draws: (read, READ_NOISE).
+READ_NOISE = 8
 
 
 def conductance_range(spec: ArraySpec, v_read: float) -> tuple[float, float]:
@@ -77,12 +85,14 @@ class AnalogLinear(nn.Module):
     torch (:class:`Crossbar`, dense: tiles of up to ~32 x 16 outputs);
     ``"linear"`` each cell at its chord conductance at ``v_read`` through the wires by
     the native array engine's sparse solver (:func:`rram.array.vmm`'s, factorised once:
-    any size, CPU)."""
+    any size, CPU; with read noise it factorises again at every read).  ``read_noise``:
+    each read meets the cells' traps (default: when the card has traps)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
                  spec: ArraySpec | None = None, v_read: float = 0.1, x_max: float = 1.0,
                  adc_bits: int = 8, verify_tolerance: float = 0.02, seed: int = 0,
-                 ideal: bool = False, engine: str = "crossbar"):
+                 ideal: bool = False, engine: str = "crossbar",
+                 read_noise: bool | None = None):
         super().__init__()
         w = weight.detach().to(torch.float64)
         if w.ndim != 2:
@@ -101,6 +111,8 @@ class AnalogLinear(nn.Module):
         self.weight = nn.Parameter(w.clone())
         self.bias = None if bias is None else nn.Parameter(bias.detach().to(w.dtype).clone())
         self.spec, self.seed, self.verify_tolerance = spec, seed, verify_tolerance
+        self.read_noise = bool(spec.card["ntrap"] > 0) if read_noise is None else read_noise
+        self.reads = 0
         self.g_min, self.g_max = conductance_range(spec, v_read)
         self.program()
 
@@ -119,9 +131,16 @@ class AnalogLinear(nn.Module):
         self.register_buffer("target", target.clone())
         self.register_buffer("conductance", torch.as_tensor(g_cells))
         self.i_full = float(self.v_read * g_cells.sum(axis=0).max())
-        if not self.ideal:
-            cards = cell_parameters(self.spec)
+        cards = cell_parameters(self.spec)
+        if self.read_noise or not self.ideal:
             gap, width = program(cards, g_cells.reshape(-1), self.v_read)
+        if self.read_noise:
+            # each cell's traps: their mean number and the share of its CF one blocks
+            self.register_buffer("trap_mean", torch.as_tensor(np.broadcast_to(
+                np.asarray(trap_count_mean(cards), float), (len(cards),)).copy()))
+            self.register_buffer("trap_blocked", torch.as_tensor(
+                np.array(trap_blocked(cards, gap, width), float)))
+        if not self.ideal:
             # cells whose target lies beyond the conductance their own card reaches
             # (a D2D draw): they end at their LRS
             lrs = np.asarray(cards["xlrs"]) / NM
@@ -135,11 +154,44 @@ class AnalogLinear(nn.Module):
                 self.solver, self._outputs = LinearSolver(c, g), output_sources(self.spec)
                 self._sources = len(c.src)
 
+    def path_factor(self) -> torch.Tensor:
+        """The next read's conductance factor of every cell's CF path (rows × cols,
+        flattened), drawn on the layer's device from its seed and the read's index."""
+        key = np.random.SeedSequence(self.seed, spawn_key=(self.reads, READ_NOISE))
+        self.reads += 1
+        device = self.trap_blocked.device
+        gen = torch.Generator(device=device)
+        gen.manual_seed(int(key.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        count = torch.poisson(self.trap_mean, generator=gen)
+        occupied = torch.binomial(count, torch.full_like(count, 0.5), generator=gen)
+        return torch.exp(-self.trap_blocked * (occupied - 0.5 * count))
+
+    def _read(self, v: torch.Tensor) -> torch.Tensor:
+        """The column currents of one read of the input vector ``v`` (rows,)."""
+        factor = self.path_factor() if self.read_noise else None
+        if self.ideal:
+            g = self.conductance if factor is None else \
+                self.conductance * factor.to(self.conductance).reshape(self.conductance.shape)
+            return v @ g
+        if self.engine == "crossbar":
+            if factor is not None:
+                self.crossbar.cells.path_factor = factor.to(self.crossbar.cells.path_factor)
+            return self.crossbar(v)
+        solver = self.solver
+        if factor is not None:
+            cards = with_trap_factor(cell_parameters(self.spec), factor.cpu().numpy())
+            g = chord_conductance(self.spec, self.states, self.v_read, params=cards)
+            solver = LinearSolver(build(self.spec, 0.0, self.states, params=cards), g)
+        volts = np.zeros((self._sources, 1))
+        volts[: self.spec.rows, 0] = v.detach().cpu().numpy()
+        _, i_src = solver.solve(volts)
+        return torch.as_tensor(-i_src[self._outputs, 0], dtype=v.dtype, device=v.device)
+
     def _columns(self, v_rows: torch.Tensor) -> torch.Tensor:
+        if self.read_noise or (not self.ideal and self.engine == "crossbar"):
+            return torch.stack([self._read(v) for v in v_rows])  # a read per vector
         if self.ideal:
             return v_rows @ self.conductance
-        if self.engine == "crossbar":
-            return torch.stack([self.crossbar(v) for v in v_rows])
         volts = np.zeros((self._sources, v_rows.shape[0]))
         volts[: self.spec.rows] = v_rows.detach().cpu().numpy().T
         _, i_src = self.solver.solve(volts)

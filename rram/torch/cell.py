@@ -75,11 +75,22 @@ class Cell(nn.Module):
                 self.register_parameter(name, nn.Parameter(value))
             else:
                 self.register_buffer(name, value)
+        # what the traps at each CF leave of its path's conductance at this read
+        # (rram.noise: 1 between reads that carry read noise)
+        self.register_buffer("path_factor", torch.ones(self.size, dtype=dtype, device=device))
 
     @property
     def values(self) -> list[torch.Tensor]:
-        """The parameters in the model's order, one tensor (batch,) each."""
-        return [getattr(self, n) for n in _device.PARAMETERS]
+        """The parameters in the model's order, one tensor (batch,) each, the CF path's
+        conductance times :attr:`path_factor` (:data:`rram.noise.PATH_CONDUCTANCE`)."""
+        from ..noise import PATH_CONDUCTANCE
+
+        out = []
+        for n in _device.PARAMETERS:
+            value = getattr(self, n)
+            power = PATH_CONDUCTANCE.get(n)
+            out.append(value if power is None else value * self.path_factor ** power)
+        return out
 
     def _like(self) -> torch.Tensor:
         return self.values[0]
