@@ -44,9 +44,9 @@ PARAMETERS = (
     _p("rtrap", 0.5e-9, "m", "Reach of a charged trap: it blocks pi*rtrap^2 of the CF "
        "cross-section", "noise", 1e-11, 1e-8),
     _p("taumin", 1e-7, "s", "Shortest correlation time of the traps (the 1/f density holds "
-       "below 1/(2*pi*taumin))", "noise", 1e-12, 1e6),
+       "below 1/(2*pi*taumin))", "noise", 1e-12, 1e3),
     _p("taumax", 1e4, "s", "Longest correlation time of the traps (the 1/f density holds "
-       "above 1/(2*pi*taumax))", "noise", 1e-9, 1e9),
+       "above 1/(2*pi*taumax))", "noise", 1e-6, 1e9),
 )
 
 

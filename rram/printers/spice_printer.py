@@ -25,7 +25,7 @@ Selected lines of the output (the default card; long lines cut here)::
     .subckt rram te be polarity=1.0 x0=3.5e-09 w0=5e-10 state=0.0 xl
     .param ea_eff = {ea + dea}
     .func rr_safe_exp(arg) {((arg) < 40.0 ? exp(arg) : exp(40.0)*(1
-    Rln_rate_hop ln_rate_hop 0 1
+    Rln_rate_hop ln_rate_hop 0 1 noisy=0
     Bbr_cf ti tip I = polarity*(1e-06*v(g_cf)*(polarity*(v(ti) - v(b
     Cbr_x dgap 0 1.0
     .ends rram
