@@ -94,8 +94,11 @@ def _local_cluster(workers: int):
     main = threading.current_thread() is threading.main_thread()  # signals live there
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
+        # Dask's own logs stay quiet below CRITICAL: a task's failure reaches the study as
+        # its exception, and the lines a Ctrl-C's shutdown logs ("Couldn't gather keys",
+        # a worker's lost heartbeat) are not errors the user should read
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=None, silence_logs=logging.CRITICAL)
     finally:
         if main:
             signal.signal(signal.SIGINT, handler)
@@ -106,6 +109,12 @@ def _local_cluster(workers: int):
     except BaseException:
         cluster.close()
         raise
+
+
+def _quiet_dask() -> None:
+    """Silence Dask's own logging while a study stops (its cancelled futures are not
+    errors the user should read)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
 class TaskPool:
@@ -132,6 +141,8 @@ class TaskPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None:
+            _quiet_dask()  # the study stops: the study's message is the one line
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
@@ -156,7 +167,13 @@ class TaskPool:
         submitted: dict[str, tuple] = {}
         window = IN_FLIGHT * max(1, len(self.client.scheduler_info()["workers"]))
         running = as_completed([submit(a) for a in itertools.islice(todo, window)])
-        for future in running:
-            yield submitted.pop(future.key), future.result()
-            if (a := next(todo, None)) is not None:
-                running.add(submit(a))
+        try:
+            for future in running:
+                yield submitted.pop(future.key), future.result()
+                if (a := next(todo, None)) is not None:
+                    running.add(submit(a))
+        except KeyboardInterrupt:
+            # the scheduler logs the futures a Ctrl-C forgets ("Couldn't gather keys")
+            # as they go: a second line after the one the user should read
+            _quiet_dask()
+            raise
