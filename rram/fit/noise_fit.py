@@ -144,10 +144,11 @@ class CellSpreads:
 def cell_spreads(record: ReadRecord, card: Card) -> CellSpreads:
     """What :func:`fit_noise` compares, from ``record`` on ``card``."""
     cells = record.cells
-    r = np.array([np.median(record.of(c)[1]) for c in cells])
-    spread = np.array([np.std(np.log(record.of(c)[1]), ddof=1) for c in cells])
-    decades = np.array([trap_decades(record.of(c)[0], card["taumin"], card["taumax"])
-                        for c in cells])
+    reads = [record.of(c) for c in cells]  # (times, resistances) of each cell
+    r = np.array([np.median(res) for _, res in reads])
+    spread = np.array([np.std(np.log(res), ddof=1) for _, res in reads])
+    decades = np.array([trap_decades(times, card["taumin"], card["taumax"])
+                        for times, _ in reads])
     gap, width = states_on_path(card, r, record.v_read)
     noise = cell_noise(card, gap, width, record.v_read)
     h0 = noise.transfer("traps", [1e-3])[:, 0].real

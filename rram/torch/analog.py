@@ -131,7 +131,7 @@ class AnalogLinear(nn.Module):
         self.register_buffer("target", target.clone())
         self.register_buffer("conductance", torch.as_tensor(g_cells))
         self.i_full = float(self.v_read * g_cells.sum(axis=0).max())
-        cards = cell_parameters(self.spec)
+        cards = self._cards = cell_parameters(self.spec)
         if self.read_noise or not self.ideal:
             gap, width = program(cards, g_cells.reshape(-1), self.v_read)
         if self.read_noise:
@@ -179,7 +179,7 @@ class AnalogLinear(nn.Module):
             return self.crossbar(v)
         solver = self.solver
         if factor is not None:
-            cards = with_trap_factor(cell_parameters(self.spec), factor.cpu().numpy())
+            cards = with_trap_factor(self._cards, factor.cpu().numpy())
             g = chord_conductance(self.spec, self.states, self.v_read, params=cards)
             solver = LinearSolver(build(self.spec, 0.0, self.states, params=cards), g)
         volts = np.zeros((self._sources, 1))
