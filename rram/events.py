@@ -35,7 +35,7 @@ GAP_CLOSED_NM = 0.1
 
 #: Per-segment events, as every engine records them.
 EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tclose", "dtmax", "gap_end",
-              "width_end", "vcell_end", "iend")
+              "width_end", "disorder_end", "vcell_end", "iend")
 
 
 def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
@@ -43,7 +43,8 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
                    thresholds: np.ndarray) -> dict[str, np.ndarray]:
     """Per-segment events from waveforms sampled at a simulator's time points.
 
-    ``states`` columns are gap (nm), width (nm) and temperature rise (K);
+    ``states`` columns are gap (nm), width (nm), temperature rise (K) and, in a model
+    with the relaxation block, the relaxing disorder (nm; else 0);
     ``breakpoints`` are the stimulus' segment boundaries, which every simulator hits, so
     end values are exact samples.
     """
@@ -85,5 +86,6 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             ev["tclose"][k] = t[m] + f * (t[m + 1] - t[m])
         end = hi - 1
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
+        ev["disorder_end"][k] = states[end, 3] if states.shape[1] > 3 else 0.0
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
     return ev

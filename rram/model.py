@@ -58,6 +58,7 @@ GROUPS = (
     ("kinetics", "Ion kinetics"),
     ("thermal", "Thermal"),
     ("extrinsic", "Extrinsic elements of the cell"),
+    ("relaxation", "Relaxation after programming"),
     ("noise", "Read noise"),
     ("numerics", "Numerical widths and guards"),
     ("environment", "The simulation's environment (the simulator's; not in a card file)"),
@@ -315,6 +316,10 @@ NODES = (
          ZERO, "w0", NM),
     Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO, "tamb", 1.0),
 )
+#: The state of the optional relaxation block (rram.equations.relaxation), there when a
+#: block fills the channel du_dt.
+SETTLE_NODE = Node("dsettle", "electrical", "nm", "state: change of the gap's relaxing "
+                   "disorder since u0, u - u0", ZERO, "u0", NM)
 
 
 #: Every model assembled in this process, by its blocks, name and calibration: assembling
@@ -369,11 +374,18 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
         Branch("br_th", "dtemp", GROUND, V("dtemp") - scope.total("heat"),
                scope["tau_thermal"] * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
     )
+    nodes = NODES
+    if scope.filled("du_dt"):  # the relaxation block's state, held in DC as the others
+        nodes = (*NODES, SETTLE_NODE)
+        branches = (*branches, Branch(
+            "br_u", "dsettle", GROUND,
+            -moving * scope.total("du_dt") / NM + DC_HOLD * V("dsettle") / P.thold,
+            V("dsettle"), "relaxing disorder: d(u)/dt = rate"))
     outputs = (*scope.outputs,
                Output("dxdt", dx_dt, "m/s", "gap rate"),
                Output("dwdt", dw_dt, "m/s", "width rate"))
     noise = tuple(scope.noise_sources)
-    check_symbols(branches, outputs, parameters, NODES, noise)
+    check_symbols(branches, outputs, parameters, nodes, noise)
     names = {b.name for b in branches}
     for n in noise:
         if n.branch not in names:
@@ -404,7 +416,7 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
                              "SET runaway: at most 0.3 e-folding times of the gap's "
                              "collapse per step"),)
     constraints = tuple(c for b in blocks for c in b.constraints)
-    return Model(name, ("te", "be"), NODES, branches, parameters, outputs,
+    return Model(name, ("te", "be"), nodes, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,
                  blocks, noise)
 

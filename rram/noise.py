@@ -149,6 +149,8 @@ def cell_noise(cards: Card | Sequence[Card] | CardBatch, gap_nm, width_nm, v_cel
     lay = build_circuit("resistor", model).layout
     env: dict[str, object] = {p: batch[p] for p in model.parameter_names}
     env.update({node_symbol(nd): op["nodes"][:, lay.unknown(nd)] for nd in _DEVICE_NODES})
+    if "dsettle" in lay.unknowns:  # the relaxation block's disorder, held at u0
+        env[node_symbol("dsettle")] = op["nodes"][:, lay.unknown("dsettle")]
     env[node_symbol("te")] = v
     env[node_symbol("be")] = np.zeros(n)
     env["dc_hold"] = np.ones(n)  # the states held, as a .noise operating point holds them
@@ -287,7 +289,10 @@ def trap_blocked(cards: CardBatch, gap_nm, width_nm) -> np.ndarray:
     for node, value in (("dgap", gap_nm), ("dwidth", width_nm)):
         anchor, scale = model.layout.anchor(node)
         env[node_symbol(node)] = np.asarray(value, float) - cards[anchor] / scale
-    env.update({node_symbol(n): np.zeros(len(cards)) for n in ("te", "be", *SMALL_SIGNAL)})
+    # a model with the relaxation block: its disorder at its anchor u0, as a read holds it
+    held = ("dsettle",) if "dsettle" in model.node_names else ()
+    env.update({node_symbol(n): np.zeros(len(cards))
+                for n in ("te", "be", *held, *SMALL_SIGNAL)})
     env["dc_hold"] = np.ones(len(cards))
     (blocked,) = evaluate_arrays([_named(model, "trap_blocked")], env)
     return np.broadcast_to(np.asarray(blocked, float), (len(cards),))

@@ -28,7 +28,11 @@ COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", 
 
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 #: The tidy table's column of each state node: its value from the node's anchor.
-STATE_COLUMNS = {"dgap": "gap_nm", "dwidth": "width_nm", "dtemp": "temperature_K"}
+STATE_COLUMNS = {"dgap": "gap_nm", "dwidth": "width_nm", "dtemp": "temperature_K",
+                 "dsettle": "disorder_nm"}
+#: The event table's column of each programmed state at the end of a segment: what the
+#: next run of a cell starts from (its x0, w0, u0).
+END_COLUMNS = {"dgap": "gap_end", "dwidth": "width_end", "dsettle": "disorder_end"}
 
 
 def engine_circuit(kind: str, model: Model) -> Circuit:
@@ -394,7 +398,10 @@ def simulate(
         gap_closure_threshold(lay, P), progress=progress)
     samples = ([out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)] if record
                else [out_y[0]] * n)  # (0, unknowns) each: one shared empty view
-    for node, column in (("dgap", "gap_end"), ("dwidth", "width_end")):
+    for node, column in END_COLUMNS.items():
+        if node not in lay.unknowns:  # no relaxation block: no disorder
+            ev[column] = np.zeros_like(ev["yend"][:, :, 0])
+            continue
         anchor, scale = lay.anchor(node)
         ev[column] = P[:, lay.column(anchor), None] / scale + ev["yend"][:, :, lay.unknown(node)]
     mid = ev["yend"][:, :, lay.unknown("mid")]

@@ -21,6 +21,9 @@ order (:data:`DEFAULT_BLOCKS`; :func:`rram.model.assemble`):
 8. :mod:`.retention`: vacancy diffusion at any bias (a bake's loss of both states);
 9. :mod:`.noise`: thermal noise, and the RTN and 1/f of traps at the CF (small-signal).
 
+:mod:`.relaxation` (the disorder a switching event quenches into the gap, relaxing in
+log-time after it) is optional, with a state of its own: :data:`RELAXATION_BLOCKS`.
+
 Changed from v2.0 so that the model holds over many cycles and over ranges of
 compliance, RESET voltage and read polarity (``docs/model.md`` §"Why these equations"):
 heating that scales with the CF, lateral growth driven by the CF's own field and
@@ -39,6 +42,7 @@ from . import (
     ions,
     leakage,
     noise,
+    relaxation,
     reset_kinetics,
     retention,
     set_kinetics,
@@ -50,4 +54,9 @@ DEFAULT_BLOCKS: tuple[Block, ...] = (cell.BLOCK, conduction.BLOCK, leakage.BLOCK
                                      heating.BLOCK, ions.BLOCK, set_kinetics.BLOCK,
                                      reset_kinetics.BLOCK, retention.BLOCK, noise.BLOCK)
 
-__all__ = ["DEFAULT_BLOCKS", "Block"]
+#: The filament model with relaxation after programming (docs/model.md §10): its block
+#: right after the cell, so the hopping sees the relaxing disorder.
+RELAXATION_BLOCKS: tuple[Block, ...] = (DEFAULT_BLOCKS[0], relaxation.BLOCK,
+                                        *DEFAULT_BLOCKS[1:])
+
+__all__ = ["DEFAULT_BLOCKS", "RELAXATION_BLOCKS", "Block"]

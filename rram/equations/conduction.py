@@ -48,7 +48,11 @@ def build(s: Scope) -> None:
                      aux=AuxNode("g_cf", "uS", scale=1e-6))
     v_body = s.provide("v_body", v_cell - v_gap)
     i_cf = s.provide("i_cf", g_cf * v_body)
-    i_gap = s.provide("i_gap", P.j0 * area_cf * safe_exp(-x / P.xt) * safe_sinh(v_gap / P.vt))
+    # the hopping length: the gap, plus its relaxing disorder in a model with the
+    # relaxation block (rram.equations.relaxation)
+    hop_length = s["x_hop"] if "x_hop" in s else x  # noqa: SIM401 (a Scope, no .get)
+    hop = safe_exp(-hop_length / P.xt)
+    i_gap = s.provide("i_gap", P.j0 * area_cf * hop * safe_sinh(v_gap / P.vt))
     r_cf = s.provide("r_cf", 1.0 / g_cf)
     s.add("i_cf", i_cf)
     s.add("i_gap", i_gap)

@@ -24,7 +24,7 @@ from ..params import Parameter
 #: * ``dx_dt``, ``dw_dt``: rates of the gap and of the CF width (m/s);
 #: * ``heat``: the temperature rise the Joule heat sustains (K): the thermal node obeys
 #:   τ·dΔT/dt = heat − ΔT.
-CHANNELS = ("i_leak", "i_cf", "i_gap", "dx_dt", "dw_dt", "heat")
+CHANNELS = ("i_leak", "i_cf", "i_gap", "dx_dt", "dw_dt", "du_dt", "heat")
 
 
 #: What the simulator provides to the equations: a symbol each printer spells in its
@@ -177,6 +177,10 @@ class Scope:
             raise ValueError(f"block {self.block!r}: no channel {channel!r} (valid: "
                              + ", ".join(CHANNELS) + ")")
         self._terms[channel].append(term)
+
+    def filled(self, channel: str) -> bool:
+        """Whether a block added a term to ``channel`` (an optional state's)."""
+        return bool(self._terms[channel])
 
     def total(self, channel: str) -> Expr:
         """The sum of a channel's terms, in the order the blocks added them."""

@@ -164,6 +164,9 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     d2d = draw_d2d(mc.spec, base.values, mc.seed, devices)
     gap = d2d.get("x0", np.full(n, base["x0"])).copy()
     width = d2d.get("w0", np.full(n, base["w0"])).copy()
+    # a model with the relaxation block carries its disorder (m) over as well
+    relaxing = "u0" in base.model.parameter_names
+    disorder = np.full(n, base["u0"] if relaxing else 0.0)
     # the parameters that set the initial state vary once per device, then carry over
     kinetic = [p for p in mc.spec.parameters if p not in base.model.with_role("state")]
     held = mc.spec.held
@@ -194,7 +197,8 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
             if not alive:
                 continue
             cards = formed_state(CardBatch.of(base, len(alive)), gap[alive], width[alive],
-                                 **{p: values[p][alive] for p in kinetic})
+                                 **{p: values[p][alive] for p in kinetic},
+                                 **({"u0": disorder[alive]} if relaxing else {}))
             if r_before is None:  # the formed device, read as every state is
                 r_before = np.full(n, np.nan)
                 r_before[alive] = read_resistance(cards, cards["x0"] / NM, cards["w0"] / NM,
@@ -215,6 +219,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 judged[i] = cards.card(j).values
                 gap[i] = ev["gap_end"][j, _END] * NM
                 width[i] = ev["width_end"][j, _END] * NM
+                disorder[i] = max(ev["disorder_end"][j, _END] * NM, 0.0)
                 v = switching_voltage(ev_j, _SWEEP, event, st)
                 if event == "set":
                     out["v_set_V"][i] = v

@@ -221,9 +221,12 @@ def simulate_spice(
         wave.setdefault("v_be", np.zeros_like(t))
         vcell = wave["v_te"] - wave["v_be"]
         lay = circ.layout
-        states = np.column_stack([card[lay.anchor(node)[0]] / lay.anchor(node)[1]
-                                  + wave[node] for node in ("dgap", "dwidth")]
-                                 + [wave["dtemp"]])
+        def held(node: str) -> np.ndarray:  # a state from its anchor (nm)
+            anchor, scale = lay.anchor(node)
+            return card[anchor] / scale + wave[node]
+
+        states = np.column_stack([held("dgap"), held("dwidth"), wave["dtemp"]]
+                                 + ([held("dsettle")] if "dsettle" in wave else []))
         thr = SET_FRACTION * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
         ev = segment_events(t, wave["current"], vcell, states, st.times, thr)

@@ -153,6 +153,9 @@ class Testbench:
             "dgap": self.node("dgap", suffix),
             "dwidth": self.node("dwidth", suffix),
             "dtemp": self.node("dtemp", suffix),
+            # the relaxation block's state, in a model that has it
+            **({"dsettle": self.node("dsettle", suffix)}
+               if "dsettle" in self.card.model.node_names else {}),
         }
 
     @property
