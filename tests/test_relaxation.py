@@ -142,3 +142,59 @@ def test_ngspice_relaxes_as_the_python_engine(model):
     # transient agreement within 1 %: the resistance read at every time after the RESET
     np.testing.assert_allclose(rs, r, rtol=0.01)
     np.testing.assert_allclose(us, u, atol=0.01 * np.max(u))
+
+
+def synthetic_record(lrel_nm: np.ndarray, v_read: float = 0.1):
+    """A relaxation record of cells RESET from the LRS and read from 1 ms to 1e4 s after,
+    each with its own lrel (nm): what a tester's write-then-read record holds."""
+    from rram.fit.reads import ReadRecord
+
+    cards = [default_card().replace(state=1, urel=UREL, lrel=x * 1e-9) for x in lrel_nm]
+    seg, start = reset_then_read(v_read)
+    st = seg.stimulus(np.concatenate([[0.0], start + READ_TIMES]), 0.0)
+    res = simulate("resistor", [st] * len(cards), cards, options=Options(rtol=1e-4))
+    res.raise_on_failure()
+    cell, time, resistance = [], [], []
+    for d in range(len(cards)):
+        a = res.device_arrays(d)
+        keep = a["time_s"] > start
+        cell += [f"c{d}"] * int(keep.sum())
+        time += list(a["time_s"][keep] - start)
+        resistance += list(a["v_cell_V"][keep] / a["current_A"][keep])
+    return ReadRecord(np.array(cell), np.array(time), np.array(resistance), v_read)
+
+
+def test_a_synthetic_relaxation_record_is_fitted_back():
+    from rram.fit.relaxation_fit import fit_relaxation
+
+    rng = np.random.default_rng(39)
+    truth = 0.01 * np.exp(0.15 * rng.standard_normal(6))  # nm, 15 % cell to cell
+    fit = fit_relaxation(synthetic_record(truth), default_card())
+    # every cell's lrel and the card's (their median) within 10 % of the truth
+    np.testing.assert_allclose(fit.cells["lrel_m"] * 1e9, truth, rtol=0.10)
+    assert fit.lrel * 1e9 == pytest.approx(np.median(truth), rel=0.10)
+    assert fit.lrel_sigma == pytest.approx(np.std(np.log(truth), ddof=1), abs=0.05)
+    assert fit.card["urel"] > 0 and fit.card["lrel"] == fit.lrel
+    # the fitted card predicts a cell the fit never saw: its drift per decade within 10 %
+    unseen = synthetic_record(np.array([fit.lrel * 1e9]))
+    t, r = unseen.of("c0")
+    drift = np.polyfit(np.log10(t), np.log(r), 1)[0]
+    assert drift == pytest.approx(fit.drift_per_decade, rel=0.10)
+    assert "lrel" in fit.report()
+
+
+def test_the_relaxation_fit_needs_a_relaxing_model_and_a_falling_record():
+    from rram.errors import InputError
+    from rram.fit.reads import ReadRecord
+    from rram.fit.relaxation_fit import fit_relaxation
+
+    record = synthetic_record(np.array([0.01]))
+    with pytest.raises(InputError, match="no relaxation block"):
+        fit_relaxation(record, _default_card())
+    t, r = record.of("c0")
+    rising = ReadRecord(np.full(t.size, "c0"), t, r[::-1].copy(), record.v_read)
+    with pytest.raises(InputError, match="rises with time"):
+        fit_relaxation(rising, default_card())
+    short = ReadRecord(np.full(3, "c0"), np.array([1.0, 2.0, 3.0]), r[:3].copy(), 0.1)
+    with pytest.raises(InputError, match="less than 1 decade"):
+        fit_relaxation(short, default_card())
