@@ -198,3 +198,22 @@ def test_the_relaxation_fit_needs_a_relaxing_model_and_a_falling_record():
     short = ReadRecord(np.full(3, "c0"), np.array([1.0, 2.0, 3.0]), r[:3].copy(), 0.1)
     with pytest.raises(InputError, match="less than 1 decade"):
         fit_relaxation(short, default_card())
+
+
+def test_the_monte_carlo_varies_and_carries_the_relaxation_per_device():
+    from rram.mc import MonteCarlo, run_devices
+    from rram.variation import Variation, VariationSpec
+
+    spec = VariationSpec((Variation("lrel", "d2d", "lognormal", 0.3, model=RELAXING),),
+                         model=RELAXING)
+    card = default_card().replace(urel=UREL)
+    on = run_devices(MonteCarlo(card=card, spec=spec, devices=4, cycles=2, seed=1), range(4))
+    off = run_devices(MonteCarlo(card=card.replace(urel=0.0), spec=spec, devices=4,
+                                 cycles=2, seed=1), range(4))
+    assert on["converged"].all() and off["converged"].all()
+    # each device its own lrel, drawn once (device to device) from the seeded streams
+    per_device = on.groupby("device")["lrel_set"]
+    assert (per_device.nunique() == 1).all() and on["lrel_set"].nunique() == 4
+    # the disorder acts (each loop's reads see it) and is small in slow DC loops
+    ratio = on["r_hrs_ohm"] / off["r_hrs_ohm"]
+    assert np.all(np.abs(ratio - 1.0) < 0.1) and np.any(np.abs(ratio - 1.0) > 1e-3)
