@@ -42,7 +42,7 @@ import numpy as np
 from .equations.cell import PROGRAMMED_STATES
 from .errors import CardError, InputError
 from .io import read_text
-from .model import MODEL, Model
+from .model import MODEL, Model, model_with
 from .params import Parameter, card_values_from_json, check_units
 
 
@@ -348,10 +348,14 @@ def make_card(values: Mapping[str, Any] | None = None, model: Model = MODEL,
     return Card.of(model, merged, name="rram")
 
 
-def load_card(path: str | Path, model: Model = MODEL) -> Card:
-    """Read and validate a card JSON file (see :meth:`Card.to_json`)."""
+def load_card(path: str | Path, model: Model | None = None) -> Card:
+    """Read and validate a card JSON file (see :meth:`Card.to_json`), of ``model``; by
+    default of the model its parameters belong to (:func:`rram.model.model_with`: a
+    card with the relaxation block's parameters is of the relaxing model)."""
     path = Path(path)
     name, values, meta, units = card_values_from_json(read_text(path, "card"), str(path))
+    if model is None:
+        model = model_with(list(values)) or MODEL  # none has them all: MODEL says which
     environment = sorted(p.name for p in model.parameters
                          if p.kind == "environment" and p.name in values)
     if environment:

@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from .constants import NM
-from .equations import DEFAULT_BLOCKS, Block
+from .equations import DEFAULT_BLOCKS, RELAXATION_BLOCKS, Block
 from .equations.calibration import CALIBRATION, Calibration
 from .equations.scope import (
     DC_HOLD,
@@ -439,6 +439,20 @@ def replace_block(blocks: Sequence[Block], block: Block) -> tuple[Block, ...]:
 MODEL = assemble(DEFAULT_BLOCKS, calibration=CALIBRATION)
 
 
+def relaxing_model() -> Model:
+    """The filament model with the optional relaxation block (docs/model.md §10)."""
+    return assemble(RELAXATION_BLOCKS, calibration=CALIBRATION)
+
+
+def model_with(names: Sequence[str]) -> Model | None:
+    """The model a card file's parameters belong to: the default model if it has them
+    all, else the model with an optional block that has them all (None: no model)."""
+    for model in (MODEL, relaxing_model()):
+        if set(names) <= set(model.parameter_names):
+            return model
+    return None
+
+
 def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
     """The model's branches with its nodes renamed (ports and internal nodes)."""
     mapping = {node_symbol(a): sym(node_symbol(b)) for a, b in nodes.items()}
@@ -452,4 +466,5 @@ def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
 
 __all__ = ["GROUND", "GROUPS", "MODEL", "NODES", "AuxNode", "Branch", "Circuit", "Constraint",
            "Layout", "Model", "Node", "Output", "StepBound", "V", "assemble", "check_symbols",
-           "instantiate", "node_symbol", "ordered_parameters", "replace_block"]
+           "instantiate", "model_with", "node_symbol", "ordered_parameters", "relaxing_model",
+           "replace_block"]

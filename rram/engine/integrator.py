@@ -109,13 +109,14 @@ def _inputs(tp, vp, iccp, vgate, k, t, u):
 
 
 @njit(**INLINE)
-def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev_imax,
+def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, itemp, ev_thr,
+            ev_imax,
             ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose):
     """Per-segment events at an accepted point (the rules of :mod:`rram.events`): peak
     |I| and its time, first crossing of the segment's current threshold (interpolated),
     first fall of |I| below DROP times its peak so far, once that peak exceeds
     DROP_FLOOR (interpolated), first closure of the gap (unknown ``igap`` below
-    ``gap_closed``, interpolated), peak temperature rise."""
+    ``gap_closed``, interpolated), peak temperature rise (unknown ``itemp``)."""
     g0 = y_prev[igap]
     g1 = y[igap]
     if np.isnan(ev_tclose[k]) and g1 < gap_closed <= g0 and t > t_prev:
@@ -131,7 +132,7 @@ def _record(k, t, t_prev, i_now, i_prev, y, y_prev, gap_closed, igap, ev_thr, ev
             ev_tcross[k] = t_prev + (ev_thr[k] - i_prev) / (i_now - i_prev) * (t - t_prev)
         else:
             ev_tcross[k] = t
-    dt = y[y.shape[0] - 1]
+    dt = y[itemp]
     if dt > ev_tmax[k]:
         ev_tmax[k] = dt
 
@@ -184,7 +185,7 @@ N_VECTORS = 13
 def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                      rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax,
                      ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed,
-                     igap, ev_tclose, frozen):
+                     igap, itemp, ev_tclose, frozen):
     """Integrate one device over the stimulus (tp, vp, iccp).  ``y`` holds the initial
     guess on entry; the unknowns marked ``frozen`` (the states) keep it at the operating
     point of t0, as a SPICE analysis holds them (``dc_hold``).  Returns a status code;
@@ -193,20 +194,20 @@ def integrate_device(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkin
 
     Per stimulus segment it records (``ev_*``, pre-filled by the caller with -inf/NaN):
     the peak |I| and its time, the first time |I| reaches ``ev_thr``, the peak of the
-    last unknown (the temperature rise), the unknowns and the (signed) device current at
+    temperature rise (unknown ``itemp``), the unknowns and the (signed) device current at
     the segment's end.  Allocates the work arrays and runs :func:`_integrate`."""
     n = y.shape[0]
     return _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol,
                       rtol, lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr,
                       ev_imax, ev_timax, ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop,
-                      gap_closed, igap, ev_tclose, np.zeros((N_VECTORS, n)),
+                      gap_closed, igap, itemp, ev_tclose, np.zeros((N_VECTORS, n)),
                       np.zeros((3, n, n)), np.zeros(n, np.int64), frozen, np.zeros(3))
 
 
 @njit(**NO_RUNTIME)
 def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chgtol, rtol,
                lim, hmax, hfrac, hmin, max_steps, i_stop, stats, ev_thr, ev_imax, ev_timax,
-               ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed, igap, ev_tclose,
+               ev_tcross, ev_tmax, ev_yend, ev_iend, ev_tdrop, gap_closed, igap, itemp, ev_tclose,
                vecs, mats, piv, frozen, u):
     """The step loop of :func:`integrate_device`, in the work arrays ``vecs``
     (:data:`N_VECTORS`, n), ``mats`` (3, n, n), ``piv``, ``frozen`` and ``u``, without
@@ -227,7 +228,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
         return DC_FAILED
     circuit_eval(kind, y, u, p, F, Q, JF, JQ)
     i_prev = abs(circuit_probe(kind, y, u, p))
-    _record(0, t, t, i_prev, i_prev, y, y, gap_closed, igap, ev_thr, ev_imax, ev_timax,
+    _record(0, t, t, i_prev, i_prev, y, y, gap_closed, igap, itemp, ev_thr, ev_imax, ev_timax,
             ev_tcross, ev_tmax, ev_tdrop, ev_tclose)
     for i in range(n):
         q0[i] = Q[i]
@@ -333,7 +334,7 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
         seg_steps += 1
         stats[STAT_STEPS] = steps
         i_now = abs(circuit_probe(kind, y, u, p))
-        _record(k, t, t1, i_now, i_prev, y, y1, gap_closed, igap, ev_thr, ev_imax,
+        _record(k, t, t1, i_now, i_prev, y, y1, gap_closed, igap, itemp, ev_thr, ev_imax,
                 ev_timax, ev_tcross, ev_tmax, ev_tdrop, ev_tclose)
         if i_now >= i_stop:
             f = (i_stop - i_prev) / (i_now - i_prev) if i_now > i_prev else 1.0
@@ -369,7 +370,8 @@ def _integrate(kind, p, tp, vp, iccp, vgate, y, out_t, out_y, atol, errkind, chg
 @njit(**NJIT_OPTIONS, parallel=True)
 def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkind, chgtol,
                     rtol, lim, hmax, hfrac, hmin, max_steps, ISTOP, STATUS, STATS, THR, IMAX,
-                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, TCLOSE, FROZEN):
+                    TIMAX, TCROSS, TMAX, YEND, IEND, TDROP, GAP_CLOSED, IGAP, ITEMP, TCLOSE,
+                    FROZEN):
     """Integrate every device of a batch, in parallel.  Arrays are per device (first axis)."""
     for d in prange(P.shape[0]):
         y = Y0[d].copy()
@@ -377,7 +379,8 @@ def integrate_batch(kind, P, TP, VP, ICCP, VGATE, Y0, OUT_T, OUT_Y, atol, errkin
                                      OUT_Y[d], atol, errkind, chgtol, rtol, lim, hmax, hfrac,
                                      hmin, max_steps, ISTOP[d], STATS[d], THR[d], IMAX[d],
                                      TIMAX[d], TCROSS[d], TMAX[d], YEND[d], IEND[d],
-                                     TDROP[d], GAP_CLOSED[d], IGAP, TCLOSE[d], FROZEN)
+                                     TDROP[d], GAP_CLOSED[d], IGAP, ITEMP, TCLOSE[d],
+                                     FROZEN)
 
 
 @njit(**NJIT_OPTIONS, parallel=True)

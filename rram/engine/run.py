@@ -332,7 +332,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
               status[a:b], stats[a:b], thr[a:b], ev["imax"][a:b],
               ev["timax"][a:b], ev["tcross"][a:b], ev["dtmax"][a:b],
               ev["yend"][a:b], ev["iend"][a:b], ev["tdrop"][a:b],
-              gap_closed[a:b], lay.unknown("dgap"), ev["tclose"][a:b], frozen)
+              gap_closed[a:b], lay.unknown("dgap"), lay.unknown("dtemp"),
+              ev["tclose"][a:b], frozen)
     return out_y, status, stats, ev
 
 
