@@ -441,7 +441,9 @@ MODEL = assemble(DEFAULT_BLOCKS, calibration=CALIBRATION)
 
 def relaxing_model() -> Model:
     """The filament model with the optional relaxation block (docs/model.md §10)."""
-    return assemble(RELAXATION_BLOCKS, calibration=CALIBRATION)
+    # its own name: a simulator holds one module per name (ngspice kept the default
+    # model's OSDI module "rram" and refused the relaxing card's parameters)
+    return assemble(RELAXATION_BLOCKS, name="rram_relax", calibration=CALIBRATION)
 
 
 def model_with(names: Sequence[str]) -> Model | None:
