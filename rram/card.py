@@ -41,6 +41,7 @@ import numpy as np
 
 from .equations.cell import PROGRAMMED_STATES
 from .errors import CardError, InputError
+from .events import OPTIONAL_END_COLUMNS
 from .io import read_text
 from .model import MODEL, Model, model_with
 from .params import Parameter, card_values_from_json, check_units
@@ -326,6 +327,26 @@ def formed_state(batch: CardBatch, gap_m: np.ndarray, width_m: np.ndarray,
     x0 = np.clip(gap_m, 0.0, col("l0"))
     w0 = np.clip(width_m, col("wmin"), col("wcf"))
     return batch.with_columns(**columns, x0=x0, w0=w0)
+
+
+def carried_states(model: Model) -> dict[str, tuple[str, float]]:
+    """The optional blocks' states a run of a cell hands to the next, beyond its gap and
+    width: each anchor parameter (``u0``, ``wear0``) with the event column of its value
+    at a segment's end and that column's unit in SI (rram.events.OPTIONAL_END_COLUMNS)."""
+    return {model.layout.anchor(node)[0]: (column, model.layout.anchor(node)[1])
+            for node, column in OPTIONAL_END_COLUMNS.items() if node in model.node_names}
+
+
+def carried_at_end(model: Model, events: Mapping[str, np.ndarray], rows: Any, segment: Any,
+                   before: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The carried states (:func:`carried_states`) at the end of ``segment`` of the event
+    table's ``rows``, each never below 0 (their range), and ``before``'s value where a
+    run left none."""
+    out = {}
+    for p, (column, scale) in carried_states(model).items():
+        value = np.asarray(events[column][rows, segment], float) * scale
+        out[p] = np.clip(np.where(np.isfinite(value), value, before[p]), 0.0, None)
+    return out
 
 
 def formed_card(card: Card, gap_m: float, width_m: float) -> Card:

@@ -21,6 +21,8 @@ Per stimulus segment:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 #: V_set is where |I| first reaches this fraction of the SET compliance.
@@ -33,18 +35,24 @@ DROP_FLOOR = 1e-9
 #: short of an HRS gap, a few of the states' bound widths above contact.
 GAP_CLOSED_NM = 0.1
 
+#: The end-of-segment column of each optional block's state (rram.model.OPTIONAL_STATES):
+#: what the next run of a cell starts from (its u0, wear0); 0 in a model without it.
+OPTIONAL_END_COLUMNS = {"dsettle": "disorder_end", "dwear": "wear_end"}
+
 #: Per-segment events, as every engine records them.
 EVENT_KEYS = ("imax", "timax", "tcross", "tdrop", "tclose", "dtmax", "gap_end",
-              "width_end", "disorder_end", "vcell_end", "iend")
+              "width_end", *OPTIONAL_END_COLUMNS.values(), "vcell_end", "iend")
 
 
 def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
                    states: np.ndarray, breakpoints: np.ndarray,
-                   thresholds: np.ndarray) -> dict[str, np.ndarray]:
+                   thresholds: np.ndarray, optional: Sequence[str] = ()
+                   ) -> dict[str, np.ndarray]:
     """Per-segment events from waveforms sampled at a simulator's time points.
 
-    ``states`` columns are gap (nm), width (nm), temperature rise (K) and, in a model
-    with the relaxation block, the relaxing disorder (nm; else 0);
+    ``states`` columns are gap (nm), width (nm), temperature rise (K) and then the
+    optional blocks' states ``optional`` names (nodes of :data:`OPTIONAL_END_COLUMNS`,
+    from their anchors: the relaxing disorder in nm, the wear; the others' are 0);
     ``breakpoints`` are the stimulus' segment boundaries, which every simulator hits, so
     end values are exact samples.
     """
@@ -86,6 +94,7 @@ def segment_events(t: np.ndarray, current: np.ndarray, vcell: np.ndarray,
             ev["tclose"][k] = t[m] + f * (t[m + 1] - t[m])
         end = hi - 1
         ev["gap_end"][k], ev["width_end"][k] = states[end, 0], states[end, 1]
-        ev["disorder_end"][k] = states[end, 3] if states.shape[1] > 3 else 0.0
+        for node, column in OPTIONAL_END_COLUMNS.items():
+            ev[column][k] = states[end, 3 + optional.index(node)] if node in optional else 0.0
         ev["vcell_end"][k], ev["iend"][k] = vcell[end], current[end]
     return ev

@@ -25,6 +25,7 @@ from .circuits import check_transistor
 from .engine.stimulus import (
     COMPLIANCE_RANGE,
     MAX_AMPLITUDE,
+    PulseCycle,
     Stimulus,
     check_compliance,
     check_dc_loop,
@@ -289,5 +290,5 @@ def nominal_excursion(card: Card, protocol: DCLoop, cycles: int = 2) -> str | No
     return "; ".join(dict.fromkeys(reasons)) or None
 
 
-__all__ = ["CIRCUITS", "ENGINES", "DCLoop", "check_engine", "nominal_excursion",
-           "simulate_with"]
+__all__ = ["CIRCUITS", "ENGINES", "DCLoop", "PulseCycle", "check_engine",
+           "nominal_excursion", "simulate_with"]

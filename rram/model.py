@@ -31,7 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from .constants import NM
-from .equations import DEFAULT_BLOCKS, RELAXATION_BLOCKS, Block
+from .equations import DEFAULT_BLOCKS, RELAXATION_BLOCKS, WEAR_BLOCKS, Block
 from .equations.calibration import CALIBRATION, Calibration
 from .equations.scope import (
     DC_HOLD,
@@ -59,6 +59,7 @@ GROUPS = (
     ("thermal", "Thermal"),
     ("extrinsic", "Extrinsic elements of the cell"),
     ("relaxation", "Relaxation after programming"),
+    ("wear", "Wear-out over cycling"),
     ("noise", "Read noise"),
     ("numerics", "Numerical widths and guards"),
     ("environment", "The simulation's environment (the simulator's; not in a card file)"),
@@ -120,7 +121,7 @@ class Layout:
     """Where each named quantity sits in an engine's arrays: ``parameters`` are the
     columns of a parameter matrix (one row per device), ``unknowns`` the unknowns of a
     system (a circuit's, or the model's internal nodes), ``units`` their units (``V``,
-    ``nm``, ``K``), ``aux`` the SPICE auxiliary nodes."""
+    ``nm``, ``K``, and ``1`` for the wear), ``aux`` the SPICE auxiliary nodes."""
 
     parameters: tuple[str, ...]
     unknowns: tuple[str, ...]
@@ -147,6 +148,12 @@ class Layout:
     def of_unit(self, unit: str) -> list[int]:
         """Indices of the unknowns in ``unit``."""
         return [i for i, u in enumerate(self.units) if u == unit]
+
+    def held(self) -> list[int]:
+        """Indices of the programmed states, which a DC solve holds: every state node but
+        the temperature (the gap and width in nm, an optional block's disorder in nm and
+        wear in 1)."""
+        return [self.unknown(name) for name, anchor, _ in self.states if anchor != "tamb"]
 
     def per_unit(self, values: Mapping[str, float]) -> np.ndarray:
         """One value per unknown, chosen by its unit (``{"V": .., "nm": .., "K": ..}``)."""
@@ -316,10 +323,16 @@ NODES = (
          ZERO, "w0", NM),
     Node("dtemp", "thermal", "K", "state: CF temperature rise T - tamb", ZERO, "tamb", 1.0),
 )
-#: The state of the optional relaxation block (rram.equations.relaxation), there when a
-#: block fills the channel du_dt.
-SETTLE_NODE = Node("dsettle", "electrical", "nm", "state: change of the gap's relaxing "
-                   "disorder since u0, u - u0", ZERO, "u0", NM)
+#: The states of the optional blocks, each there when a block fills its channel: the
+#: relaxing disorder (rram.equations.relaxation, du_dt in m/s) and the wear
+#: (rram.equations.wear, dwear_dt in 1/s).  Node, channel, branch and what it says.
+OPTIONAL_STATES = (
+    (Node("dsettle", "electrical", "nm", "state: change of the gap's relaxing disorder "
+          "since u0, u - u0", ZERO, "u0", NM), "du_dt", "br_u",
+     "relaxing disorder: d(u)/dt = rate"),
+    (Node("dwear", "electrical", "1", "state: change of the wear since wear0, D - wear0",
+          ZERO, "wear0", 1.0), "dwear_dt", "br_wear", "wear: dD/dt = rate"),
+)
 
 
 #: Every model assembled in this process, by its blocks, name and calibration: assembling
@@ -375,12 +388,13 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
                scope["tau_thermal"] * V("dtemp"), "thermal RC: tauth*d(dT)/dt = rth*P - dT"),
     )
     nodes = NODES
-    if scope.filled("du_dt"):  # the relaxation block's state, held in DC as the others
-        nodes = (*NODES, SETTLE_NODE)
-        branches = (*branches, Branch(
-            "br_u", "dsettle", GROUND,
-            -moving * scope.total("du_dt") / NM + DC_HOLD * V("dsettle") / P.thold,
-            V("dsettle"), "relaxing disorder: d(u)/dt = rate"))
+    for node, channel, branch, desc in OPTIONAL_STATES:  # held in DC as the others
+        if scope.filled(channel):
+            nodes = (*nodes, node)
+            branches = (*branches, Branch(
+                branch, node.name, GROUND,
+                -moving * scope.total(channel) / node.scale
+                + DC_HOLD * V(node.name) / P.thold, V(node.name), desc))
     outputs = (*scope.outputs,
                Output("dxdt", dx_dt, "m/s", "gap rate"),
                Output("dwdt", dw_dt, "m/s", "width rate"))
@@ -446,10 +460,15 @@ def relaxing_model() -> Model:
     return assemble(RELAXATION_BLOCKS, name="rram_relax", calibration=CALIBRATION)
 
 
+def wearing_model() -> Model:
+    """The filament model with the optional wear-out block (docs/model.md §11)."""
+    return assemble(WEAR_BLOCKS, name="rram_wear", calibration=CALIBRATION)
+
+
 def model_with(names: Sequence[str]) -> Model | None:
     """The model a card file's parameters belong to: the default model if it has them
     all, else the model with an optional block that has them all (None: no model)."""
-    for model in (MODEL, relaxing_model()):
+    for model in (MODEL, relaxing_model(), wearing_model()):
         if set(names) <= set(model.parameter_names):
             return model
     return None
@@ -469,4 +488,4 @@ def instantiate(model: Model, nodes: dict[str, str]) -> tuple[Branch, ...]:
 __all__ = ["GROUND", "GROUPS", "MODEL", "NODES", "AuxNode", "Branch", "Circuit", "Constraint",
            "Layout", "Model", "Node", "Output", "StepBound", "V", "assemble", "check_symbols",
            "instantiate", "model_with", "node_symbol", "ordered_parameters", "relaxing_model",
-           "replace_block"]
+           "replace_block", "wearing_model"]

@@ -34,6 +34,7 @@ import numpy as np
 
 from .card import Card, CardBatch
 from .errors import InputError
+from .events import OPTIONAL_END_COLUMNS
 from .expr import Expr, diff, walk
 from .model import GROUND, Model, node_symbol
 from .printers.numpy_printer import evaluate_arrays
@@ -149,8 +150,9 @@ def cell_noise(cards: Card | Sequence[Card] | CardBatch, gap_nm, width_nm, v_cel
     lay = build_circuit("resistor", model).layout
     env: dict[str, object] = {p: batch[p] for p in model.parameter_names}
     env.update({node_symbol(nd): op["nodes"][:, lay.unknown(nd)] for nd in _DEVICE_NODES})
-    if "dsettle" in lay.unknowns:  # the relaxation block's disorder, held at u0
-        env[node_symbol("dsettle")] = op["nodes"][:, lay.unknown("dsettle")]
+    for nd in OPTIONAL_END_COLUMNS:  # the optional blocks' states, held at their anchors
+        if nd in lay.unknowns:
+            env[node_symbol(nd)] = op["nodes"][:, lay.unknown(nd)]
     env[node_symbol("te")] = v
     env[node_symbol("be")] = np.zeros(n)
     env["dc_hold"] = np.ones(n)  # the states held, as a .noise operating point holds them
@@ -289,8 +291,8 @@ def trap_blocked(cards: CardBatch, gap_nm, width_nm) -> np.ndarray:
     for node, value in (("dgap", gap_nm), ("dwidth", width_nm)):
         anchor, scale = model.layout.anchor(node)
         env[node_symbol(node)] = np.asarray(value, float) - cards[anchor] / scale
-    # a model with the relaxation block: its disorder at its anchor u0, as a read holds it
-    held = ("dsettle",) if "dsettle" in model.node_names else ()
+    # the optional blocks' states at their anchors (u0, wear0), as a read holds them
+    held = tuple(n for n in OPTIONAL_END_COLUMNS if n in model.node_names)
     env.update({node_symbol(n): np.zeros(len(cards))
                 for n in ("te", "be", *held, *SMALL_SIGNAL)})
     env["dc_hold"] = np.ones(len(cards))

@@ -170,8 +170,8 @@ class CellBank:
         self.Y = np.zeros((self.n, len(lay.unknowns)))
         # the bit line sits at te; the states sit at x0, w0: their changes are zero, held
         self.frozen = np.zeros(len(lay.unknowns), bool)
-        self.frozen[[lay.unknown("mid"), *lay.of_unit("nm")]] = True
-        self.atol = lay.per_unit({"V": 1e-12, "nm": 1e-6, "K": 1e-6})
+        self.frozen[[lay.unknown("mid"), *lay.held()]] = True
+        self.atol = lay.per_unit({"V": 1e-12, "nm": 1e-6, "K": 1e-6, "1": 1e-9})
         self.lim = newton_limits(lay)
         self._fresh = True
 

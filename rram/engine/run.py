@@ -18,7 +18,7 @@ from ..card import Card, CardBatch, default_card
 from ..checks import is_number
 from ..circuits import CIRCUIT_KINDS, CIRCUIT_PARAMETERS, build_circuit
 from ..errors import ConvergenceError, InputError
-from ..events import GAP_CLOSED_NM, SET_FRACTION
+from ..events import GAP_CLOSED_NM, OPTIONAL_END_COLUMNS, SET_FRACTION
 from ..model import Circuit, Layout, Model
 from ..status import N_STATS, Stat, Status, succeeded
 from .stimulus import Stimulus
@@ -27,12 +27,15 @@ COLUMNS = ("device", "cycle", "time_s", "v_applied_V", "v_cell_V", "current_A", 
            "width_nm", "temperature_K")
 
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
+#: Absolute tolerance of the wear's increment in a run (dimensionless): the smallest
+#: wear a realistic card adds in one cycle is ~1e-6.
+ATOL_WEAR = 1e-12
 #: The tidy table's column of each state node: its value from the node's anchor.
 STATE_COLUMNS = {"dgap": "gap_nm", "dwidth": "width_nm", "dtemp": "temperature_K",
-                 "dsettle": "disorder_nm"}
+                 "dsettle": "disorder_nm", "dwear": "wear"}
 #: The event table's column of each programmed state at the end of a segment: what the
-#: next run of a cell starts from (its x0, w0, u0).
-END_COLUMNS = {"dgap": "gap_end", "dwidth": "width_end", "dsettle": "disorder_end"}
+#: next run of a cell starts from (its x0, w0 and the optional blocks' u0, wear0).
+END_COLUMNS = {"dgap": "gap_end", "dwidth": "width_end", **OPTIONAL_END_COLUMNS}
 
 
 def engine_circuit(kind: str, model: Model) -> Circuit:
@@ -88,15 +91,18 @@ class Options:
         and width (nm) absolutely (they hold the change since x0/w0, and the current's
         sensitivity exp(-x/xt) is absolute in x); the temperature rise (K) relatively
         and absolutely."""
-        atol = layout.per_unit({"V": self.atol_v, "nm": self.atol_nm, "K": self.atol_k})
-        errkind = layout.per_unit({"V": 1, "nm": 2, "K": 0}).astype(np.int64)
+        atol = layout.per_unit({"V": self.atol_v, "nm": self.atol_nm, "K": self.atol_k,
+                                "1": ATOL_WEAR})
+        # the wear (1) relatively: a run's unknown is its increment since wear0, whose
+        # accuracy follows the gap's (it integrates the gap's traffic)
+        errkind = layout.per_unit({"V": 1, "nm": 2, "K": 0, "1": 0}).astype(np.int64)
         return atol, errkind, newton_limits(layout)
 
 
 def newton_limits(layout: Layout) -> np.ndarray:
     """The largest change of each unknown per Newton iteration (SPICE-style limiting):
-    0.5 V or 0.5 nm, 100 K."""
-    return layout.per_unit({"V": 0.5, "nm": 0.5, "K": 100.0})
+    0.5 V or 0.5 nm, 100 K, 0.5 of wear."""
+    return layout.per_unit({"V": 0.5, "nm": 0.5, "K": 100.0, "1": 0.5})
 
 
 def electrodes(circuit: Circuit, v_app: np.ndarray, mid: np.ndarray
@@ -314,7 +320,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     batch = load_integrator(model).integrate_batch
     # the operating point at t0 holds the states at x0, w0 (the SPICE renderings' dc_hold)
     frozen = np.zeros(m, np.bool_)
-    frozen[lay.of_unit("nm")] = True
+    frozen[lay.held()] = True
 
     status = np.zeros(n, np.int64)
     stats = np.zeros((n, N_STATS))
@@ -400,7 +406,7 @@ def simulate(
     samples = ([out_y[d, : s.sample_times.size] for d, s in enumerate(stimuli)] if record
                else [out_y[0]] * n)  # (0, unknowns) each: one shared empty view
     for node, column in END_COLUMNS.items():
-        if node not in lay.unknowns:  # no relaxation block: no disorder
+        if node not in lay.unknowns:  # a model without the block
             ev[column] = np.zeros_like(ev["yend"][:, :, 0])
             continue
         anchor, scale = lay.anchor(node)

@@ -72,8 +72,8 @@ def solve_static(
     U[:, 0] = v
     U[:, 2] = 1.0
     frozen = np.zeros(len(lay.unknowns), bool)
-    frozen[lay.of_unit("nm")] = True  # the states are held
-    atol = lay.per_unit({"V": 1e-9, "nm": 1e-6, "K": 1e-6})
+    frozen[lay.held()] = True  # the states are held
+    atol = lay.per_unit({"V": 1e-9, "nm": 1e-6, "K": 1e-6, "1": 1e-9})
     lim = newton_limits(lay)
     Y = np.zeros((n, len(lay.unknowns)))
     states = {"dgap": gap, "dwidth": width}

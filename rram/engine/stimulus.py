@@ -305,6 +305,60 @@ def pulse_train(
                     tuple(phases), _grid(t, _finite("dt", step, positive=True)), v_gate)
 
 
+@dataclass(frozen=True)
+class PulseCycle:
+    """A pulsed SET/RESET cycle of a 1T1R cell, as endurance is measured: a SET pulse of
+    ``v_set`` (V) and a RESET pulse of ``v_reset``, each ``width`` (s, flat top) with
+    ``edge`` rise and fall and ``gap`` at 0 V after it, the word line at ``v_gate`` (V:
+    1.28 V passes ~100 µA), in the SET polarity of a card whose ``polarity`` is +1
+    (:meth:`stimulus` flips both for −1).  The cell is read at ``v_read`` (V) after each
+    pulse.  ngspice's ``pulses`` testbench (:mod:`rram.spice.decks`) runs the same."""
+
+    v_set: float = 2.0
+    v_reset: float = -1.8
+    width: float = 80e-9
+    edge: float = 10e-9
+    gap: float = 100e-9
+    v_gate: float = 1.28
+    v_read: float = 0.1
+
+    #: The circuit the cycle drives.
+    circuit = "1t1r"
+    #: Segments per pulse (rise, flat top, fall, 0 V): the SET pulse's state is the end
+    #: of segment 3 of a cycle, the RESET pulse's of segment 7.
+    SEGMENTS = 4
+
+    def __post_init__(self) -> None:
+        for name in ("v_set", "v_reset", "width", "edge", "gap", "v_gate", "v_read"):
+            _finite(name, getattr(self, name))
+        if not 0 < self.v_set <= MAX_AMPLITUDE or not -MAX_AMPLITUDE <= self.v_reset < 0:
+            raise InputError(f"v_set must be in (0, {MAX_AMPLITUDE:g}] V and v_reset in "
+                             f"[-{MAX_AMPLITUDE:g}, 0) V, got {self.v_set!r}, {self.v_reset!r}")
+        for name in ("width", "edge", "gap"):
+            if not 0 < getattr(self, name) <= 1.0:
+                raise InputError(f"{name} must be in (0, 1] s, got {getattr(self, name)!r}")
+        if not 0 < abs(self.v_read) <= 0.5:
+            raise InputError(f"v_read must be within 0 < |v_read| <= 0.5 V, got {self.v_read!r}")
+
+    def stimulus(self, cycles: int = 1, sign: float = 1.0) -> Stimulus:
+        """``cycles`` SET/RESET pulse pairs (``sign``: the card's SET polarity)."""
+        return pulse_train([self.v_set * sign, self.v_reset * sign] * cycles,
+                           width=self.width, rise=self.edge, gap=self.gap, v_gate=self.v_gate,
+                           cycles=[c for c in range(cycles) for _ in (0, 1)])
+
+    def pulse(self, amplitude: float, sign: float = 1.0) -> Stimulus:
+        """One pulse of the cycle (``v_set`` or ``v_reset``), alone: its state is the end
+        of segment ``SEGMENTS`` − 1."""
+        return pulse_train([amplitude * sign], width=self.width, rise=self.edge,
+                           gap=self.gap, v_gate=self.v_gate)
+
+    def ends(self, cycles: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The segments (of :meth:`stimulus`) at whose ends each cycle's SET and RESET
+        states are."""
+        first = 2 * self.SEGMENTS * np.arange(cycles)
+        return first + self.SEGMENTS - 1, first + 2 * self.SEGMENTS - 1
+
+
 def constant_stress(
     voltage: float,
     duration: float,

@@ -22,7 +22,9 @@ order (:data:`DEFAULT_BLOCKS`; :func:`rram.model.assemble`):
 9. :mod:`.noise`: thermal noise, and the RTN and 1/f of traps at the CF (small-signal).
 
 :mod:`.relaxation` (the disorder a switching event quenches into the gap, relaxing in
-log-time after it) is optional, with a state of its own: :data:`RELAXATION_BLOCKS`.
+log-time after it) and :mod:`.wear` (the damage each switching event leaves, closing
+the window to a stuck cell) are optional, each with a state of its own:
+:data:`RELAXATION_BLOCKS`, :data:`WEAR_BLOCKS`.
 
 Changed from v2.0 so that the model holds over many cycles and over ranges of
 compliance, RESET voltage and read polarity (``docs/model.md`` §"Why these equations"):
@@ -46,6 +48,7 @@ from . import (
     reset_kinetics,
     retention,
     set_kinetics,
+    wear,
 )
 from .scope import Block
 
@@ -59,4 +62,10 @@ DEFAULT_BLOCKS: tuple[Block, ...] = (cell.BLOCK, conduction.BLOCK, leakage.BLOCK
 RELAXATION_BLOCKS: tuple[Block, ...] = (DEFAULT_BLOCKS[0], relaxation.BLOCK,
                                         *DEFAULT_BLOCKS[1:])
 
-__all__ = ["DEFAULT_BLOCKS", "RELAXATION_BLOCKS", "Block"]
+#: The filament model with wear-out (docs/model.md §11): the damage and its barrier shifts
+#: right after the cell, so the kinetics see them; its drive last, from every rate of the
+#: gap.
+WEAR_BLOCKS: tuple[Block, ...] = (DEFAULT_BLOCKS[0], wear.STATE_BLOCK, *DEFAULT_BLOCKS[1:],
+                                  wear.DRIVE_BLOCK)
+
+__all__ = ["DEFAULT_BLOCKS", "RELAXATION_BLOCKS", "WEAR_BLOCKS", "Block"]

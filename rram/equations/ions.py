@@ -10,7 +10,7 @@ kinetics blocks use :func:`capped_rate` and :func:`window`.
 
 from __future__ import annotations
 
-from ..expr import Expr, ln, logistic, safe_exp, softplus, sqrt
+from ..expr import ZERO, Expr, ln, logistic, safe_exp, softplus, sqrt
 from ..params import parameter as _p
 from .scope import Block, Scope, Symbols
 
@@ -56,6 +56,12 @@ def restoring(P: Symbols, distance: Expr) -> Expr:
     a fitted TUD card's SET on its steep slope (and a form linear beyond the bound made
     the OSDI module chatter: 4.7 million steps through one SET)."""
     return logistic(distance / P.xbound) - logistic(-distance / (10.0 * P.xbound))
+
+
+def wear_shift(s: Scope, name: str) -> Expr:
+    """The barrier shift (eV) ``name`` the wear block provides (rram.equations.wear);
+    zero in a model without it."""
+    return s[name] if name in s else ZERO  # noqa: SIM401 (a Scope, no .get)
 
 
 def build(s: Scope) -> None:

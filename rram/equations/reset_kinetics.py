@@ -16,7 +16,7 @@ and −kwr times it to ``dw_dt``.
 
 from __future__ import annotations
 
-from ..expr import ln, safe_exp, smooth_abs0, sqrt
+from ..expr import ONE, ln, safe_exp, smooth_abs0, sqrt
 from ..params import parameter as _p
 from .ions import capped_rate, restoring, window
 from .scope import AuxNode, Block, Scope
@@ -74,11 +74,14 @@ def build(s: Scope) -> None:
     rate_reset = s.provide(
         "rate_reset", rate_release * rate_hop / (rate_release + rate_hop + RATE_FLOOR))
     drive = s["p_reset"] * rate_reset
-    gap_opening = s.provide("gap_opening", drive * window(P, P.l0 - x),
+    # in a model with the wear block the gap opens only as far as the depleted reservoir
+    # can re-oxidise, and the thinning stops with it (rram.equations.wear)
+    reservoir = s["reservoir_gate"] if "reservoir_gate" in s else ONE  # noqa: SIM401
+    gap_opening = s.provide("gap_opening", drive * window(P, P.l0 - x) * reservoir,
                             aux=AuxNode("gap_opening", "nm/s", scale=1e-9))
     # each state is held on its own bound; the thinning follows the opening while the
     # gap is inside the layer
-    s.add("dx_dt", drive * restoring(P, P.l0 - x))
+    s.add("dx_dt", drive * restoring(P, P.l0 - x) * reservoir)
     s.add("dw_dt", -(P.kwr * gap_opening * restoring(P, w - P.wmin)))
 
 

@@ -22,9 +22,11 @@ from ..params import Parameter
 #: * ``i_leak``, ``i_cf``, ``i_gap``: currents (A, device frame) of the leakage path
 #:   across the cell, the CF body (to the tip) and the gap (tip to bottom electrode);
 #: * ``dx_dt``, ``dw_dt``: rates of the gap and of the CF width (m/s);
+#: * ``du_dt``, ``dwear_dt``: rates of the optional blocks' states, the relaxing disorder
+#:   (m/s) and the wear (1/s); a model has their nodes only when a block fills them;
 #: * ``heat``: the temperature rise the Joule heat sustains (K): the thermal node obeys
 #:   τ·dΔT/dt = heat − ΔT.
-CHANNELS = ("i_leak", "i_cf", "i_gap", "dx_dt", "dw_dt", "du_dt", "heat")
+CHANNELS = ("i_leak", "i_cf", "i_gap", "dx_dt", "dw_dt", "du_dt", "dwear_dt", "heat")
 
 
 #: What the simulator provides to the equations: a symbol each printer spells in its

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ..expr import ln, logistic, safe_exp, sqrt
 from ..params import parameter as _p
-from .ions import capped_rate, restoring
+from .ions import capped_rate, restoring, wear_shift
 from .scope import AuxNode, Block, Scope
 
 #: ``dea`` within ±0.7 eV: a generation barrier lowered further SETs the CF where it runs
@@ -66,7 +66,8 @@ PARAMETERS = (
 def build(s: Scope) -> None:
     P = s.P
     kt, x, w = s["kt"], s["x"], s["w"]
-    ea = s.provide("ea_eff", P.ea + P.dea)
+    # a model with the wear block: the damage raises the barrier (rram.equations.wear)
+    ea = s.provide("ea_eff", P.ea + P.dea + wear_shift(s, "e_wear_set"))
     ln_rate_vertical = s.provide(
         "ln_rate_vertical", s["ln_af"] + (P.zion * P.alpha * s["v_gap"] / s["x_field"] - ea) / kt,
         aux=AuxNode("ln_rate_vertical", "ln(m/s)", offset=100.0))

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import Card, CardBatch, formed_state
+from ..card import Card, CardBatch, carried_at_end, carried_states, formed_state
 from ..circuits import saturation_current
 from ..constants import NM
 from ..engine.run import Options, simulate
@@ -197,16 +197,14 @@ def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
     at = np.full((n, len(record.sequences)), -1)
     batch = CardBatch.of(list(cards))
     gap, width = np.full(n, initial[0]), np.full(n, initial[1])
-    # a model with the relaxation block chains its disorder (m) as it chains the state
-    relaxing = "u0" in batch.model.parameter_names
-    disorder = batch["u0"].copy() if relaxing else np.zeros(n)
+    # a model with an optional block chains its state (u0, wear0) as it chains the gap
+    carried = {p: batch[p].copy() for p in carried_states(batch.model)}
     alive = np.ones(n, bool)
     for s, idx in enumerate(record.sequences):
         st, first = record.stimulus(idx)
         res = simulate(record.circuit, st, cards=formed_state(batch, gap, width,
                                                               state=np.zeros(n),
-                                                              **({"u0": disorder}
-                                                                 if relaxing else {})),
+                                                              **carried),
                        circuit_params=record.circuit_params(), options=options or Options(),
                        thresholds=_thresholds(record, st.gates, n))
         is_set = np.sign(record.v_pulse[idx]) == sign
@@ -235,9 +233,9 @@ def simulate_pulses(record: PulseRecord, cards: Sequence[Card], sign: float,
         if record.chain:
             gap = np.where(alive, res.events["gap_end"][:, -1] * NM, initial[0])
             width = np.where(alive, res.events["width_end"][:, -1] * NM, initial[1])
-            disorder = np.where(alive, res.events["disorder_end"][:, -1] * NM, disorder)
+            ended = carried_at_end(batch.model, res.events, slice(None), -1, carried)
+            carried = {p: np.where(alive, ended[p], v) for p, v in carried.items()}
             alive &= np.isfinite(gap) & np.isfinite(width)
-            disorder = np.clip(np.nan_to_num(disorder, nan=0.0), 0.0, None)
             gap, width = np.nan_to_num(gap, nan=initial[0]), np.nan_to_num(width,
                                                                             nan=initial[1])
         else:

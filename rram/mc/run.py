@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..card import Card, CardBatch, default_card, formed_state
+from ..card import Card, CardBatch, carried_at_end, carried_states, default_card, formed_state
 from ..constants import NM
 from ..engine.static import read_resistance
 from ..errors import InputError
@@ -164,9 +164,8 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
     d2d = draw_d2d(mc.spec, base.values, mc.seed, devices)
     gap = d2d.get("x0", np.full(n, base["x0"])).copy()
     width = d2d.get("w0", np.full(n, base["w0"])).copy()
-    # a model with the relaxation block carries its disorder (m) over as well
-    relaxing = "u0" in base.model.parameter_names
-    disorder = np.full(n, base["u0"] if relaxing else 0.0)
+    # a model with an optional block carries its state (u0, wear0) over as well
+    carried = {p: np.full(n, base[p]) for p in carried_states(base.model)}
     # the parameters that set the initial state vary once per device, then carry over
     kinetic = [p for p in mc.spec.parameters if p not in base.model.with_role("state")]
     held = mc.spec.held
@@ -198,7 +197,7 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 continue
             cards = formed_state(CardBatch.of(base, len(alive)), gap[alive], width[alive],
                                  **{p: values[p][alive] for p in kinetic},
-                                 **({"u0": disorder[alive]} if relaxing else {}))
+                                 **{p: v[alive] for p, v in carried.items()})
             if r_before is None:  # the formed device, read as every state is
                 r_before = np.full(n, np.nan)
                 r_before[alive] = read_resistance(cards, cards["x0"] / NM, cards["w0"] / NM,
@@ -219,7 +218,9 @@ def run_devices(mc: MonteCarlo, devices: Sequence[int]) -> pd.DataFrame:
                 judged[i] = cards.card(j).values
                 gap[i] = ev["gap_end"][j, _END] * NM
                 width[i] = ev["width_end"][j, _END] * NM
-                disorder[i] = max(ev["disorder_end"][j, _END] * NM, 0.0)
+                for p, v in carried_at_end(base.model, ev, j, _END,
+                                           {p: v[i] for p, v in carried.items()}).items():
+                    carried[p][i] = v
                 v = switching_voltage(ev_j, _SWEEP, event, st)
                 if event == "set":
                     out["v_set_V"][i] = v

@@ -20,9 +20,11 @@ import math
 from collections.abc import Mapping
 
 from ..card import Card, default_card
-from ..engine.stimulus import constant_stress, dc_loops, pulse_train
+from ..engine.stimulus import PulseCycle, constant_stress, dc_loops, pulse_train
 from ..errors import InputError
 from .testbench import ModelRef, Testbench
+
+_CYCLE = PulseCycle()
 
 #: kind -> setting -> (default, description)
 SETTINGS: dict[str, dict[str, tuple[float, str]]] = {
@@ -40,13 +42,13 @@ SETTINGS: dict[str, dict[str, tuple[float, str]]] = {
         "v_gate": (1.28, "gate voltage (V): 100 uA saturation current by default"),
         "cycles": (1, "number of loops"),
     },
-    "pulses": {
-        "v_set_pulse": (2.0, "SET pulse amplitude (V)"),
-        "v_reset_pulse": (-1.8, "RESET pulse amplitude (V)"),
-        "width": (80e-9, "flat-top width of each pulse (s)"),
-        "edge": (10e-9, "rise and fall time (s)"),
-        "gap": (100e-9, "time at 0 V after each pulse (s)"),
-        "v_gate": (1.28, "gate voltage (V)"),
+    "pulses": {  # the endurance cycle's (rram.experiment.PulseCycle)
+        "v_set_pulse": (_CYCLE.v_set, "SET pulse amplitude (V)"),
+        "v_reset_pulse": (_CYCLE.v_reset, "RESET pulse amplitude (V)"),
+        "width": (_CYCLE.width, "flat-top width of each pulse (s)"),
+        "edge": (_CYCLE.edge, "rise and fall time (s)"),
+        "gap": (_CYCLE.gap, "time at 0 V after each pulse (s)"),
+        "v_gate": (_CYCLE.v_gate, "gate voltage (V)"),
         "cycles": (1, "number of SET/RESET pulse pairs"),
     },
     "read-disturb": {
@@ -105,9 +107,8 @@ def build(kind: str, settings: Mapping[str, float] | None = None, card: Card | N
         return Testbench("1t1r", st, **common)
     if kind == "pulses":
         n = int(s["cycles"])
-        amps = [s["v_set_pulse"], s["v_reset_pulse"]] * n
-        st = pulse_train(amps, width=s["width"], rise=s["edge"], gap=s["gap"],
-                         v_gate=s["v_gate"], cycles=[c for c in range(n) for _ in (0, 1)])
+        st = PulseCycle(v_set=s["v_set_pulse"], v_reset=s["v_reset_pulse"], width=s["width"],
+                        edge=s["edge"], gap=s["gap"], v_gate=s["v_gate"]).stimulus(n)
         return Testbench("1t1r", st, **common)
     if kind == "read-disturb":
         st = constant_stress(s["v_read"], s["duration"], rise=s["rise"])

@@ -19,7 +19,7 @@ from ..circuits import CIRCUIT_PARAMETERS
 from ..engine.run import SimResult, electrodes, engine_circuit, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..errors import ConvergenceError, InputError
-from ..events import EVENT_KEYS, SET_FRACTION, segment_events
+from ..events import EVENT_KEYS, OPTIONAL_END_COLUMNS, SET_FRACTION, segment_events
 from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
 from . import models
@@ -225,11 +225,12 @@ def simulate_spice(
             anchor, scale = lay.anchor(node)
             return card[anchor] / scale + wave[node]
 
+        optional = [n for n in OPTIONAL_END_COLUMNS if n in wave]
         states = np.column_stack([held("dgap"), held("dwidth"), wave["dtemp"]]
-                                 + ([held("dsettle")] if "dsettle" in wave else []))
+                                 + [held(n) for n in optional])
         thr = SET_FRACTION * st.icc if thresholds is None else np.broadcast_to(
             thresholds, (n, st.icc.size))[d]
-        ev = segment_events(t, wave["current"], vcell, states, st.times, thr)
+        ev = segment_events(t, wave["current"], vcell, states, st.times, thr, optional)
         for k in EVENT_KEYS:
             events[k][d, : st.icc.size] = ev[k]
         stats[d, Stat.STEPS] = t.size

@@ -28,6 +28,7 @@ from ..card import Card, default_card
 from ..circuits import CIRCUIT_PARAMETERS, device_netlist
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
+from ..events import OPTIONAL_END_COLUMNS
 from ..model import node_symbol
 from ..netlist import (
     Cell,
@@ -153,9 +154,9 @@ class Testbench:
             "dgap": self.node("dgap", suffix),
             "dwidth": self.node("dwidth", suffix),
             "dtemp": self.node("dtemp", suffix),
-            # the relaxation block's state, in a model that has it
-            **({"dsettle": self.node("dsettle", suffix)}
-               if "dsettle" in self.card.model.node_names else {}),
+            # the optional blocks' states, in a model that has them
+            **{n: self.node(n, suffix) for n in OPTIONAL_END_COLUMNS
+               if n in self.card.model.node_names},
         }
 
     @property

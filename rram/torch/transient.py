@@ -267,7 +267,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     stats = torch.zeros((n, N_STATS), dtype=DTYPE, device=device)
     out_y = torch.full((n, nout, m), np.nan, dtype=DTYPE, device=device)
     frozen = torch.zeros(m, dtype=torch.bool, device=device)
-    frozen[list(lay.of_unit("nm"))] = True
+    frozen[lay.held()] = True
 
     def inputs(k, t):
         t0, t1 = TPt[rows, k], TPt[rows, k + 1]

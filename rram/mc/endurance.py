@@ -1,0 +1,302 @@
+"""Endurance: the window of pulsed SET/RESET cycles up to 10⁶ cycles, and how it fails.
+
+Each simulated cycle is two runs of the cell (:class:`~rram.engine.stimulus.PulseCycle`:
+a SET pulse, then a RESET pulse), each with the parameters in effect for that operation
+(the card, the device's D2D draw, the operation's C2C draw: :mod:`rram.mc.draws`), the
+state carried from one to the next (gap, width and the optional blocks' states, the wear
+among them), and the cell read after each (R_LRS, R_HRS at ``v_read``).
+
+A model with wear-out (:mod:`rram.equations.wear`) changes over 10⁴–10⁶ cycles only
+through its wear D, which each cycle moves by a small ΔD; every other state returns
+within a cycle to where the pulses put it.  With ``skip`` the run therefore jumps: after
+a simulated cycle it advances the device by J cycles and its wear by J·ΔD, with J set so
+that no jump moves D by more than ``max_wear_step`` (the reservoir's bound by as much) or
+the SET barrier by more than ``max_barrier_step`` (eV), and at most doubling from one jump
+to the next.  A jump is the forward-Euler step of the slow map D → D + ΔD(D); the cycles
+it skips repeat the simulated one.  :func:`closure_cycle` gives the cycle at which a card's
+window closes from its parameters alone (docs/model.md §11), against which both the
+every-cycle run and the jumps are tested (tests/test_wear.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq
+
+from ..card import Card, CardBatch, carried_at_end, carried_states, formed_state
+from ..constants import NM
+from ..engine.static import read_resistance
+from ..engine.stimulus import PulseCycle
+from ..errors import InputError
+from ..experiment import check_engine, simulate_with
+from ..status import Status
+from ..variation import VariationSpec
+from .draws import draw, draw_d2d
+
+#: The table of an endurance run: one row per device and simulated cycle.
+ENDURANCE_COLUMNS = ("device", "cycle", "jump", "r_lrs_ohm", "r_hrs_ohm", "window", "wear",
+                     "converged", "error")
+#: Failure modes of a device whose window closed: it reads low after the RESET (the
+#: RESET no longer opens the gap) or high after the SET (the SET no longer closes it).
+STUCK_LRS, STUCK_HRS = "stuck-LRS", "stuck-HRS"
+
+
+@dataclass(frozen=True)
+class Endurance:
+    """``devices`` cells of ``card`` cycled ``cycles`` times by ``protocol``.
+
+    ``spec``: D2D and C2C variation (fast C2C only: a slow part or a mode follows every
+    cycle, which a jump skips); ``skip``: jump over cycles (module docstring) or simulate
+    every one; ``closed_window``: the R_HRS/R_LRS below which the window is closed."""
+
+    card: Card
+    cycles: int = 10**6
+    devices: int = 1
+    seed: int = 0
+    spec: VariationSpec | None = None
+    protocol: PulseCycle = field(default_factory=PulseCycle)
+    engine: str = "python"
+    skip: bool = True
+    max_wear_step: float = 0.01
+    max_barrier_step: float = 0.005
+    closed_window: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name, lo, hi in (("cycles", 1, 10**9), ("devices", 1, 10**6)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+                raise InputError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
+                or self.seed < 0:
+            raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_engine(self.engine)
+        for name, lo, hi in (("max_wear_step", 1e-6, 1.0), ("max_barrier_step", 1e-6, 1.0),
+                             ("closed_window", 1.0 + 1e-9, 1e3)):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or not lo <= v <= hi:
+                raise InputError(f"{name} must be in [{lo:g}, {hi:g}], got {v!r}")
+        if self.spec is not None:
+            if any(v.slow for v in self.spec.of_kind("c2c")) or self.spec.mode is not None:
+                raise InputError("an endurance run jumps over cycles: its variation spec "
+                                 "takes D2D and fast C2C entries only (no slow part, no "
+                                 "mode); run rram.mc.MonteCarlo for those")
+            unknown = set(self.spec.parameters) - set(self.card.model.parameter_names)
+            if unknown:
+                raise InputError("the variation spec varies parameter(s) the card's model "
+                                 "does not have: " + ", ".join(sorted(unknown)))
+
+    def fingerprint(self) -> dict:
+        """What identifies the run (its provenance)."""
+        from .. import __version__
+
+        spec = None if self.spec is None else hashlib.sha256(
+            self.spec.to_json().encode()).hexdigest()
+        return {"rram_version": __version__, "card_sha256": self.card.digest,
+                "variation_sha256": spec, "cycles": int(self.cycles),
+                "devices": int(self.devices), "seed": int(self.seed), "engine": self.engine,
+                "protocol": asdict(self.protocol), "skip": self.skip,
+                "max_wear_step": self.max_wear_step,
+                "max_barrier_step": self.max_barrier_step}
+
+
+@dataclass(frozen=True)
+class EnduranceResult:
+    """The simulated cycles (:data:`ENDURANCE_COLUMNS`), each device's failure
+    (:meth:`failures`) and the run's provenance."""
+
+    table: pd.DataFrame
+    study: Endurance
+    provenance: dict
+
+    def failures(self) -> pd.DataFrame:
+        """Per device: the first simulated cycle whose window is below the study's
+        ``closed_window`` (NaN: none) and the failure mode there (:data:`STUCK_LRS`,
+        :data:`STUCK_HRS`; empty: none)."""
+        rows = []
+        for device, t in self.table.groupby("device", sort=True):
+            first = t.iloc[0]
+            middle = np.sqrt(first["r_lrs_ohm"] * first["r_hrs_ohm"])
+            closed = t[t["window"] < self.study.closed_window]
+            if closed.empty:
+                rows.append((device, np.nan, ""))
+                continue
+            c = closed.iloc[0]
+            rows.append((device, int(c["cycle"]),
+                         STUCK_HRS if c["r_lrs_ohm"] > middle else STUCK_LRS))
+        return pd.DataFrame(rows, columns=["device", "closure_cycle", "mode"])
+
+
+def _values(study: Endurance, devices: np.ndarray, cycles: np.ndarray, event: str,
+            d2d: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The varied parameters of ``devices``, each at its own cycle, for ``event``."""
+    spec = study.spec
+    if spec is None:
+        return {}
+    out = {p: np.empty(devices.size) for p in spec.parameters}
+    for j, (d, c) in enumerate(zip(devices, cycles, strict=True)):
+        row = {p: v[d:d + 1] for p, v in d2d.items()}
+        for p, v in draw(spec, study.card.values, study.seed, [int(d)], int(c), event,
+                         row).items():
+            out[p][j] = v[0]
+    return out
+
+
+def _jump(study: Endurance, ews: np.ndarray, dwear: np.ndarray, last: np.ndarray,
+          left: np.ndarray) -> np.ndarray:
+    """Cycles to advance each device: the wear may move by ``max_wear_step`` and the SET
+    barrier by ``max_barrier_step`` per jump, the jump at most double the last one."""
+    if not study.skip:
+        return np.ones_like(last)
+    limit = np.minimum(study.max_wear_step,
+                       study.max_barrier_step / np.maximum(ews, 1e-300))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        allowed = np.where(dwear > 0, np.floor(limit / dwear), np.inf)
+    jump = np.clip(np.minimum(allowed, 2 * last), 1, None)
+    return np.minimum(jump, left).astype(np.int64)
+
+
+def run_endurance(study: Endurance, progress: bool = False) -> EnduranceResult:
+    """Cycle every device to ``study.cycles`` (module docstring); a device whose run fails
+    to converge stops there, with the error in its last row."""
+    base = study.card
+    n = study.devices
+    ids = np.arange(n)
+    d2d = draw_d2d(study.spec, base.values, study.seed, ids) if study.spec else {}
+    gap = np.asarray(d2d.get("x0", np.full(n, base["x0"])), float).copy()
+    width = np.asarray(d2d.get("w0", np.full(n, base["w0"])), float).copy()
+    carried = {p: np.full(n, base[p]) for p in carried_states(base.model)}
+    wearing = "wear0" in carried
+    kinetic = [p for p in (study.spec.parameters if study.spec else ())
+               if p not in base.model.with_role("state")]
+    cycle = np.zeros(n, np.int64)
+    last = np.ones(n, np.int64)
+    error = [""] * n
+    sign = float(base["polarity"])
+    table: dict[str, list] = {c: [] for c in ENDURANCE_COLUMNS}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=n * study.cycles, unit="cycle", desc="endurance")
+    while True:
+        idx = np.flatnonzero((cycle < study.cycles) & np.array([not e for e in error]))
+        if not idx.size:
+            break
+        start = {p: v[idx].copy() for p, v in carried.items()}
+        reads, ok = {}, np.ones(idx.size, bool)
+        cards = None
+        for event, v_pulse in (("set", study.protocol.v_set), ("reset", study.protocol.v_reset)):
+            values = _values(study, idx, cycle[idx], event, d2d)
+            cards = formed_state(CardBatch.of(base, idx.size), gap[idx], width[idx],
+                                 **{p: values[p] for p in kinetic},
+                                 **{p: v[idx] for p, v in carried.items()})
+            res = simulate_with(study.engine, study.protocol.circuit,
+                                study.protocol.pulse(v_pulse, sign), cards, record=False)
+            ev = res.events
+            end = PulseCycle.SEGMENTS - 1
+            for j, i in enumerate(idx):
+                if res.status[j] != Status.OK and ok[j]:
+                    ok[j] = False
+                    why = dict((d, (w, t)) for d, w, t in res.failures())[j]
+                    error[i] = f"{event} of cycle {cycle[i]}: {why[0]} at t = {why[1]:.4g} s"
+            good = idx[ok]
+            rows = np.flatnonzero(ok)
+            gap[good] = np.clip(ev["gap_end"][rows, end] * NM, 0.0, None)
+            width[good] = ev["width_end"][rows, end] * NM
+            for p, v in carried_at_end(base.model, ev, rows, end,
+                                       {p: v[good] for p, v in carried.items()}).items():
+                carried[p][good] = v
+            after = formed_state(cards, gap[idx], width[idx],
+                                 **{p: v[idx] for p, v in carried.items()})
+            reads[event] = np.full(idx.size, np.nan)
+            if rows.size:
+                sub = after.take(rows)
+                reads[event][rows] = read_resistance(sub, sub["x0"] / NM, sub["w0"] / NM,
+                                                     study.protocol.v_read)
+        dwear = carried["wear0"][idx] - start["wear0"] if wearing else np.zeros(idx.size)
+        ews = cards["ews"] if wearing else np.zeros(idx.size)
+        jump = _jump(study, ews, np.clip(dwear, 0.0, None), last[idx],
+                     study.cycles - cycle[idx])
+        table["device"] += idx.tolist()
+        table["cycle"] += cycle[idx].tolist()
+        table["jump"] += jump.tolist()
+        table["r_lrs_ohm"] += reads["set"].tolist()
+        table["r_hrs_ohm"] += reads["reset"].tolist()
+        table["window"] += (reads["reset"] / reads["set"]).tolist()
+        table["wear"] += (carried["wear0"][idx] if wearing else np.zeros(idx.size)).tolist()
+        table["converged"] += [not error[i] for i in idx]
+        table["error"] += [error[i] for i in idx]
+        if wearing:  # the skipped cycles repeat the simulated one
+            carried["wear0"][idx] += np.clip(dwear, 0.0, None) * (jump - 1)
+        cycle[idx] += jump
+        last[idx] = jump
+        if bar is not None:
+            bar.update(int(jump.sum()))
+    if bar is not None:
+        bar.close()
+    frame = pd.DataFrame(table, columns=list(ENDURANCE_COLUMNS))
+    frame = frame.sort_values(["device", "cycle"], kind="stable").reset_index(drop=True)
+    fingerprint = study.fingerprint()
+    fingerprint["run_sha256"] = hashlib.sha256(
+        json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+    return EnduranceResult(frame, study, fingerprint)
+
+
+def closure_cycle(card: Card, protocol: PulseCycle | None = None,
+                  closed_window: float = 2.0) -> dict[str, float]:
+    """The cycle at which ``card``'s window closes to ``closed_window`` under
+    ``protocol``, from the wear block's law (docs/model.md §11) and two figures of the
+    fresh cell: the gap x_R its RESET opens by itself (one cycle of the card with its wear
+    off) and the gap x_c at which R_HRS reads ``closed_window``·R_LRS (static reads).
+
+    Until the reservoir's bound xres·e^(−D) meets x_R each cycle adds 2·kwear·x_R to D;
+    after it the gap reaches only the bound, each cycle adds 2·kwear·x_HRS, and
+    1/x_HRS grows by 2·kwear per cycle.  Returns ``onset_cycle``, ``closure_cycle``,
+    ``x_reset_m``, ``x_closed_m``."""
+    protocol = protocol or PulseCycle()
+    if "kwear" not in card.model.parameter_names or card["kwear"] <= 0:
+        raise InputError("closure_cycle needs a card of the wearing model with kwear > 0 "
+                         "(rram.model.wearing_model)")
+    fresh = card.replace(kwear=0.0, wear0=0.0, xres=card["l0"])
+    sign = float(card["polarity"])
+    batch = CardBatch.of(fresh)
+    ends = []
+    # two cycles: the second is a cycled cell's (the first SET starts from x0)
+    for v in (protocol.v_set, protocol.v_reset) * 2:
+        res = simulate_with("python", protocol.circuit, protocol.pulse(v, sign), batch,
+                            record=False)
+        res.raise_on_failure()
+        end = PulseCycle.SEGMENTS - 1
+        ends.append((max(res.events["gap_end"][0, end], 0.0) * NM,
+                     res.events["width_end"][0, end] * NM))
+        batch = formed_state(batch, np.array([ends[-1][0]]), np.array([ends[-1][1]]))
+    (x_set, w_set), (x_reset, w_reset) = ends[2:]
+    r_lrs = float(read_resistance([fresh], x_set / NM, w_set / NM, protocol.v_read)[0])
+
+    def excess(x: float) -> float:
+        # the RESET thins the CF in proportion to the gap it opens (kwr): a RESET the
+        # reservoir stops short leaves it wider
+        w = w_set - (w_set - w_reset) * x / x_reset
+        r = float(read_resistance([fresh], x / NM, w / NM, protocol.v_read)[0])
+        return np.log(r / (closed_window * r_lrs))
+
+    x_closed = brentq(excess, 0.0, x_reset, xtol=1e-14)
+    k = card["kwear"]
+    top0 = card["xres"] * np.exp(-card["wear0"])
+    # the first SET closes x0, then each cycle moves the gap by 2·x_R (the cycle of
+    # index c has ended with D = wear0 + k·(x0 − x_R) + 2·k·x_R·(c + 1))
+    first = k * (card["x0"] - x_reset)
+    onset = max(np.log(top0 / x_reset) - first, 0.0) / (2.0 * k * x_reset) - 1.0
+    start = min(x_reset, top0)
+    closure = onset + max(1.0 / x_closed - 1.0 / start, 0.0) / (2.0 * k)
+    return {"onset_cycle": float(onset), "closure_cycle": float(closure),
+            "x_reset_m": float(x_reset), "x_closed_m": float(x_closed)}
+
+
+__all__ = ["ENDURANCE_COLUMNS", "STUCK_HRS", "STUCK_LRS", "Endurance", "EnduranceResult",
+           "closure_cycle", "run_endurance"]
