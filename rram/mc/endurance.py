@@ -114,21 +114,25 @@ class EnduranceResult:
     provenance: dict
 
     def failures(self) -> pd.DataFrame:
-        """Per device: the first simulated cycle whose window is below the study's
-        ``closed_window`` (NaN: none) and the failure mode there (:data:`STUCK_LRS`,
-        :data:`STUCK_HRS`; empty: none)."""
-        rows = []
-        for device, t in self.table.groupby("device", sort=True):
-            first = t.iloc[0]
-            middle = np.sqrt(first["r_lrs_ohm"] * first["r_hrs_ohm"])
-            closed = t[t["window"] < self.study.closed_window]
-            if closed.empty:
-                rows.append((device, np.nan, ""))
-                continue
-            c = closed.iloc[0]
-            rows.append((device, int(c["cycle"]),
-                         STUCK_HRS if c["r_lrs_ohm"] > middle else STUCK_LRS))
+        """Per device: the cycle its window closed and the failure mode there
+        (:func:`failure_of`)."""
+        rows = [(device, *failure_of(t, self.study.closed_window))
+                for device, t in self.table.groupby("device", sort=True)]
         return pd.DataFrame(rows, columns=["device", "closure_cycle", "mode"])
+
+
+def failure_of(t: pd.DataFrame, closed_window: float = 2.0) -> tuple[float, str]:
+    """One device's rows (``cycle``, ``r_lrs_ohm``, ``r_hrs_ohm``, in cycle order): the
+    first cycle whose R_HRS/R_LRS is below ``closed_window`` (NaN: none) and the failure
+    mode there, :data:`STUCK_HRS` if the cell reads above the geometric middle of its
+    first cycle's R_LRS and R_HRS after its SET, else :data:`STUCK_LRS` (empty: none)."""
+    first = t.iloc[0]
+    middle = np.sqrt(first["r_lrs_ohm"] * first["r_hrs_ohm"])
+    closed = t[t["r_hrs_ohm"] / t["r_lrs_ohm"] < closed_window]
+    if closed.empty:
+        return np.nan, ""
+    c = closed.iloc[0]
+    return float(c["cycle"]), STUCK_HRS if c["r_lrs_ohm"] > middle else STUCK_LRS
 
 
 def _values(study: Endurance, devices: np.ndarray, cycles: np.ndarray, event: str,
@@ -247,56 +251,100 @@ def run_endurance(study: Endurance, progress: bool = False) -> EnduranceResult:
     return EnduranceResult(frame, study, fingerprint)
 
 
+@dataclass(frozen=True)
+class FreshCycle:
+    """A cycled cell of a card with its wear off, under a :class:`PulseCycle`: the gap
+    and width after its SET and RESET (m), its R_LRS (Ω), and the reads of an HRS that
+    a reservoir stops short (the CF thinned in proportion to the gap opened, as the
+    RESET's ``kwr`` thins it)."""
+
+    card: Card
+    protocol: PulseCycle
+    x_set: float
+    w_set: float
+    x_reset: float
+    w_reset: float
+    r_lrs: float
+
+    @classmethod
+    def of(cls, card: Card, protocol: PulseCycle | None = None) -> FreshCycle:
+        protocol = protocol or PulseCycle()
+        fresh = card.replace(kwear=0.0, wear0=0.0, xres=card["l0"]) \
+            if "kwear" in card.model.parameter_names else card
+        batch = CardBatch.of(fresh)
+        ends = []
+        # two cycles: the second is a cycled cell's (the first SET starts from x0)
+        for v in (protocol.v_set, protocol.v_reset) * 2:
+            res = simulate_with("python", protocol.circuit,
+                                protocol.pulse(v, float(card["polarity"])), batch, record=False)
+            res.raise_on_failure()
+            end = PulseCycle.SEGMENTS - 1
+            ends.append((max(res.events["gap_end"][0, end], 0.0) * NM,
+                         res.events["width_end"][0, end] * NM))
+            batch = formed_state(batch, np.array([ends[-1][0]]), np.array([ends[-1][1]]))
+        (x_set, w_set), (x_reset, w_reset) = ends[2:]
+        r_lrs = float(read_resistance([fresh], x_set / NM, w_set / NM, protocol.v_read)[0])
+        return cls(fresh, protocol, x_set, w_set, x_reset, w_reset, r_lrs)
+
+    def r_hrs(self, gap_m: float) -> float:
+        """R_HRS (Ω) of a RESET that ended at ``gap_m`` (≤ x_reset)."""
+        w = self.w_set - (self.w_set - self.w_reset) * gap_m / self.x_reset
+        return float(read_resistance([self.card], gap_m / NM, w / NM, self.protocol.v_read)[0])
+
+    def gap_of(self, r_hrs: float) -> float:
+        """The RESET's gap (m) that reads ``r_hrs``, within [0, x_reset] (an R_HRS above
+        the fresh cell's: x_reset; below its LRS: 0)."""
+        lo, hi = np.log(self.r_hrs(0.0)), np.log(self.r_hrs(self.x_reset))
+        target = np.log(r_hrs)
+        if target >= hi:
+            return self.x_reset
+        if target <= lo:
+            return 0.0
+        return float(brentq(lambda x: np.log(self.r_hrs(x)) - target, 0.0, self.x_reset,
+                            xtol=1e-14))
+
+
 def closure_cycle(card: Card, protocol: PulseCycle | None = None,
                   closed_window: float = 2.0) -> dict[str, float]:
     """The cycle at which ``card``'s window closes to ``closed_window`` under
     ``protocol``, from the wear block's law (docs/model.md §11) and two figures of the
-    fresh cell: the gap x_R its RESET opens by itself (one cycle of the card with its wear
-    off) and the gap x_c at which R_HRS reads ``closed_window``·R_LRS (static reads).
+    fresh cell (:class:`FreshCycle`): the gap x_R its RESET opens by itself and the gap
+    x_c at which R_HRS reads ``closed_window``·R_LRS.
 
     Until the reservoir's bound xres·e^(−D) meets x_R each cycle adds 2·kwear·x_R to D;
     after it the gap reaches only the bound, each cycle adds 2·kwear·x_HRS, and
     1/x_HRS grows by 2·kwear per cycle.  Returns ``onset_cycle``, ``closure_cycle``,
     ``x_reset_m``, ``x_closed_m``."""
-    protocol = protocol or PulseCycle()
     if "kwear" not in card.model.parameter_names or card["kwear"] <= 0:
         raise InputError("closure_cycle needs a card of the wearing model with kwear > 0 "
                          "(rram.model.wearing_model)")
-    fresh = card.replace(kwear=0.0, wear0=0.0, xres=card["l0"])
-    sign = float(card["polarity"])
-    batch = CardBatch.of(fresh)
-    ends = []
-    # two cycles: the second is a cycled cell's (the first SET starts from x0)
-    for v in (protocol.v_set, protocol.v_reset) * 2:
-        res = simulate_with("python", protocol.circuit, protocol.pulse(v, sign), batch,
-                            record=False)
-        res.raise_on_failure()
-        end = PulseCycle.SEGMENTS - 1
-        ends.append((max(res.events["gap_end"][0, end], 0.0) * NM,
-                     res.events["width_end"][0, end] * NM))
-        batch = formed_state(batch, np.array([ends[-1][0]]), np.array([ends[-1][1]]))
-    (x_set, w_set), (x_reset, w_reset) = ends[2:]
-    r_lrs = float(read_resistance([fresh], x_set / NM, w_set / NM, protocol.v_read)[0])
-
-    def excess(x: float) -> float:
-        # the RESET thins the CF in proportion to the gap it opens (kwr): a RESET the
-        # reservoir stops short leaves it wider
-        w = w_set - (w_set - w_reset) * x / x_reset
-        r = float(read_resistance([fresh], x / NM, w / NM, protocol.v_read)[0])
-        return np.log(r / (closed_window * r_lrs))
-
-    x_closed = brentq(excess, 0.0, x_reset, xtol=1e-14)
+    fresh = FreshCycle.of(card, protocol)
+    x_reset = fresh.x_reset
+    x_closed = fresh.gap_of(closed_window * fresh.r_lrs)
     k = card["kwear"]
-    top0 = card["xres"] * np.exp(-card["wear0"])
-    # the first SET closes x0, then each cycle moves the gap by 2·x_R (the cycle of
-    # index c has ended with D = wear0 + k·(x0 − x_R) + 2·k·x_R·(c + 1))
-    first = k * (card["x0"] - x_reset)
-    onset = max(np.log(top0 / x_reset) - first, 0.0) / (2.0 * k * x_reset) - 1.0
-    start = min(x_reset, top0)
+    onset = onset_cycle(k, card["xres"] * np.exp(-card["wear0"]), x_reset, card["x0"])
+    start = min(x_reset, card["xres"] * np.exp(-card["wear0"]))
     closure = onset + max(1.0 / x_closed - 1.0 / start, 0.0) / (2.0 * k)
     return {"onset_cycle": float(onset), "closure_cycle": float(closure),
             "x_reset_m": float(x_reset), "x_closed_m": float(x_closed)}
 
 
+def onset_cycle(kwear: float, top: float, x_reset: float, x0: float) -> float:
+    """The cycle at which a reservoir that can re-oxidise ``top`` (m) meets the gap
+    ``x_reset`` its RESET opens: the first SET closes ``x0``, then each cycle moves the
+    gap by 2·x_R (the cycle of index c has ended with D = k·(x0 − x_R) + 2·k·x_R·(c + 1)
+    more than it began)."""
+    first = kwear * (x0 - x_reset)
+    return max(np.log(top / x_reset) - first, 0.0) / (2.0 * kwear * x_reset) - 1.0
+
+
+def reservoir_at_onset(kwear: float, onset: float, x_reset: float, x0: float) -> float:
+    """The reservoir (m, ``xres`` at ``wear0`` = 0) whose bound meets x_R at the cycle
+    ``onset``: the inverse of :func:`onset_cycle`."""
+    return x_reset * float(np.exp(kwear * (x0 - x_reset)
+                                  + 2.0 * kwear * x_reset * (onset + 1.0)))
+
+
 __all__ = ["ENDURANCE_COLUMNS", "STUCK_HRS", "STUCK_LRS", "Endurance", "EnduranceResult",
-           "closure_cycle", "run_endurance"]
+           "FreshCycle", "closure_cycle", "failure_of", "onset_cycle", "reservoir_at_onset",
+           "run_endurance"]
