@@ -133,6 +133,34 @@ def endurance(p: Phenomenon, path: str | Path) -> Path:
     return _save(fig, path)
 
 
+def endurance_record(table, failures, path: str | Path, title: str = "endurance",
+                     data=None) -> Path:
+    """R_LRS and R_HRS against the cycle (log) of each device of an endurance run, each
+    device's closure marked; ``data`` (an endurance record's rows) as points."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for k, (_, g) in enumerate(table.groupby("device")):
+        first = k == 0
+        c = g["cycle"].to_numpy() + 1
+        ax.loglog(c, g["r_lrs_ohm"], color="C0", lw=1, alpha=0.7,
+                  label="R_LRS" if first else None)
+        ax.loglog(c, g["r_hrs_ohm"], color="C3", lw=1, alpha=0.7,
+                  label="R_HRS" if first else None)
+    for k, f in enumerate(failures.itertuples()):
+        if np.isfinite(f.closure_cycle):
+            ax.axvline(f.closure_cycle + 1, color="0.5", ls=":", lw=0.8,
+                       label="window closed" if k == 0 else None)
+    if data is not None:
+        ax.loglog(data["cycle"] + 1, data["r_lrs_ohm"], "o", ms=3, color="C0", mfc="none",
+                  label="data R_LRS")
+        ax.loglog(data["cycle"] + 1, data["r_hrs_ohm"], "o", ms=3, color="C3", mfc="none",
+                  label="data R_HRS")
+    modes = ", ".join(sorted({m for m in failures["mode"] if m})) or "none"
+    ax.set(xlabel="cycle + 1", ylabel="R (Ω)", title=f"{title} (failures: {modes})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
 def overshoot(p: Phenomenon, path: str | Path) -> Path:
     res = p.data["result"]
     fig, (ax_i, ax_w) = plt.subplots(1, 2, figsize=(11, 4))
