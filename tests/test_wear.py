@@ -181,3 +181,21 @@ def test_ngspice_wears_as_the_python_engine(engine, cycles, kwear):
     gap_ref, gap = ref["gap_end"][0, reset_ends], ev["gap_end"][0, reset_ends]
     assert np.max(np.abs(gap - gap_ref)) < 0.02 * gap_ref[0]
     assert gap_ref[-1] < 0.2 * gap_ref[0]  # the window closed within the run
+
+
+def test_an_array_of_cycled_cells_reads_its_closed_window():
+    """A 2x2 1R crossbar read in the states its cells reached after 2000 cycles: the LRS
+    and HRS columns read within 2x of each other, against 10x fresh."""
+    from rram.array import ArraySpec, read
+    from rram.array.cells import cycled_states, pattern_states
+
+    pattern = np.array([[True, False], [True, False]])
+    spec = ArraySpec(rows=2, cols=2)
+    run = run_endurance(Endurance(card=wearing(kwear=3e6), cycles=2000, devices=4))
+    fresh = read(spec, [0.1, 0.0], pattern_states(pattern, spec.card)).i_col
+    worn = read(spec, [0.1, 0.0], cycled_states(pattern, run, 1999)).i_col
+    assert fresh[0] / fresh[1] > 10
+    assert worn[0] / worn[1] < 2
+    with pytest.raises(InputError, match="one device per cell"):
+        cycled_states(np.ones((3, 3), bool), run, 10)
+

@@ -80,6 +80,24 @@ class States:
                              f"{self.width_nm.shape} differ in shape")
 
 
+def cycled_states(pattern: np.ndarray, endurance, cycle: int) -> States:
+    """States of a data pattern in cells cycled ``cycle`` times: an endurance run
+    (:class:`rram.mc.endurance.EnduranceResult`) of one device per cell, row-major, each
+    cell in the LRS or HRS its device's last simulated cycle left (a worn array's window,
+    rram.equations.wear)."""
+    p = np.asarray(pattern, bool)
+    if endurance.study.devices != p.size:
+        raise InputError(f"cycled states: the endurance run has {endurance.study.devices} "
+                         f"devices, the pattern {p.size} cells (one device per cell)")
+    s = endurance.states_at(cycle)
+    shape = p.shape
+    gap = np.where(p, s["gap_lrs_nm"].to_numpy().reshape(shape),
+                   s["gap_hrs_nm"].to_numpy().reshape(shape))
+    width = np.where(p, s["width_lrs_nm"].to_numpy().reshape(shape),
+                     s["width_hrs_nm"].to_numpy().reshape(shape))
+    return States(gap, width)
+
+
 def pattern_states(pattern: np.ndarray, card: Card | None = None) -> States:
     """States of a data pattern: True cells in the LRS of ``card`` (default: the built-in
     card), the others in its HRS: the programmed states an instance's ``state`` = 1 or 2

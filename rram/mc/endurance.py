@@ -40,7 +40,10 @@ from .draws import draw, draw_d2d
 
 #: The table of an endurance run: one row per device and simulated cycle.
 ENDURANCE_COLUMNS = ("device", "cycle", "jump", "r_lrs_ohm", "r_hrs_ohm", "window", "wear",
+                     "gap_lrs_nm", "width_lrs_nm", "gap_hrs_nm", "width_hrs_nm",
                      "converged", "error")
+#: The state columns after each operation: what an array of cycled cells is read in.
+STATE_COLUMNS = {"set": ("gap_lrs_nm", "width_lrs_nm"), "reset": ("gap_hrs_nm", "width_hrs_nm")}
 #: Failure modes of a device whose window closed: it reads low after the RESET (the
 #: RESET no longer opens the gap) or high after the SET (the SET no longer closes it).
 STUCK_LRS, STUCK_HRS = "stuck-LRS", "stuck-HRS"
@@ -112,6 +115,16 @@ class EnduranceResult:
     table: pd.DataFrame
     study: Endurance
     provenance: dict
+
+    def states_at(self, cycle: int) -> pd.DataFrame:
+        """Per device (in device order), the LRS and HRS states (nm) of its last simulated
+        cycle at or before ``cycle`` (a jump's cycles repeat it)."""
+        t = self.table[self.table["cycle"] <= cycle]
+        if t.empty or t["device"].nunique() != self.study.devices:
+            raise InputError(f"cycle {cycle}: before the first simulated cycle of every "
+                             "device")
+        return t.groupby("device", sort=True).last()[
+            [c for pair in STATE_COLUMNS.values() for c in pair]]
 
     def failures(self) -> pd.DataFrame:
         """Per device: the cycle its window closed and the failure mode there
@@ -217,6 +230,8 @@ def run_endurance(study: Endurance, progress: bool = False) -> EnduranceResult:
                 carried[p][good] = v
             after = formed_state(cards, gap[idx], width[idx],
                                  **{p: v[idx] for p, v in carried.items()})
+            for column, state in zip(STATE_COLUMNS[event], (gap, width), strict=True):
+                table[column] += (state[idx] / NM).tolist()
             reads[event] = np.full(idx.size, np.nan)
             if rows.size:
                 sub = after.take(rows)
@@ -345,6 +360,6 @@ def reservoir_at_onset(kwear: float, onset: float, x_reset: float, x0: float) ->
                                   + 2.0 * kwear * x_reset * (onset + 1.0)))
 
 
-__all__ = ["ENDURANCE_COLUMNS", "STUCK_HRS", "STUCK_LRS", "Endurance", "EnduranceResult",
-           "FreshCycle", "closure_cycle", "failure_of", "onset_cycle", "reservoir_at_onset",
-           "run_endurance"]
+__all__ = ["ENDURANCE_COLUMNS", "STATE_COLUMNS", "STUCK_HRS", "STUCK_LRS", "Endurance",
+           "EnduranceResult", "FreshCycle", "closure_cycle", "failure_of", "onset_cycle",
+           "reservoir_at_onset", "run_endurance"]
