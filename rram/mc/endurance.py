@@ -33,10 +33,11 @@ from ..constants import NM
 from ..engine.static import read_resistance
 from ..engine.stimulus import PulseCycle
 from ..errors import InputError
-from ..experiment import check_engine, simulate_with
+from ..experiment import simulate_with
 from ..status import Status
 from ..variation import VariationSpec
 from .draws import draw, draw_d2d
+from .run import check_study
 
 #: The table of an endurance run: one row per device and simulated cycle.
 ENDURANCE_COLUMNS = ("device", "cycle", "jump", "r_lrs_ohm", "r_hrs_ohm", "window", "wear",
@@ -70,14 +71,7 @@ class Endurance:
     closed_window: float = 2.0
 
     def __post_init__(self) -> None:
-        for name, lo, hi in (("cycles", 1, 10**9), ("devices", 1, 10**6)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-                raise InputError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
-                or self.seed < 0:
-            raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
-        check_engine(self.engine)
+        check_study(self, (("cycles", 1, 10**9), ("devices", 1, 10**6)))
         for name, lo, hi in (("max_wear_step", 1e-6, 1.0), ("max_barrier_step", 1e-6, 1.0),
                              ("closed_window", 1.0 + 1e-9, 1e3)):
             v = getattr(self, name)

@@ -45,6 +45,18 @@ _FIGURES = ("v_set_V", "v_reset_V", "r_lrs_ohm", "r_hrs_ohm", "i_peak_A", "i_res
 _SWEEP, _PLATEAU, _END = np.array([0, 1]), 3, 4
 
 
+def check_study(study, counts) -> None:
+    """A study's counts (name, lowest, highest: integers), its seed (>= 0) and engine."""
+    for name, lo, hi in counts:
+        v = getattr(study, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+            raise InputError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
+    if isinstance(study.seed, bool) or not isinstance(study.seed, (int, np.integer)) \
+            or study.seed < 0:
+        raise InputError(f"seed must be a non-negative integer, got {study.seed!r}")
+    check_engine(study.engine)
+
+
 @dataclass(frozen=True)
 class MonteCarlo:
     """A Monte Carlo study: ``devices`` × ``cycles`` SET/RESET operations.
@@ -66,14 +78,7 @@ class MonteCarlo:
     burn_in: int = 0
 
     def __post_init__(self) -> None:
-        for name, lo, hi in (("devices", 1, 10**8), ("cycles", 1, 10**6), ("burn_in", 0, 10**6)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-                raise InputError(f"{name} must be an integer in [{lo}, {hi}], got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) \
-                or self.seed < 0:
-            raise InputError(f"seed must be a non-negative integer, got {self.seed!r}")
-        check_engine(self.engine)
+        check_study(self, (("devices", 1, 10**8), ("cycles", 1, 10**6), ("burn_in", 0, 10**6)))
 
     @property
     def columns(self) -> list[str]:
