@@ -45,6 +45,7 @@ BASE = {
     ("array", "margin"): [],
     ("array", "write"): ["--out", "w.csv"],
     ("array", "disturb"): ["--out", "d.csv"],
+    ("endurance",): ["--cycles", "10", "--out", "e.csv"],
 }
 #: What an option needs beside it to act.
 WITH = {("array", "vmm", "--samples"): ["--variation", "default"],

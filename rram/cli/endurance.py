@@ -75,7 +75,7 @@ def endurance_cmd(card_path, variation, engine, cycles, devices, seed, every_cyc
     """Cycle DEVICES cells CYCLES times with SET/RESET pulses (1T1R) and report when
     their windows close and how they fail (stuck-LRS, stuck-HRS)."""
     from ..io import write_atomic, write_text_atomic
-    from ..mc.endurance import Endurance, run_endurance
+    from ..mc.endurance import Endurance, require_room, run_endurance
 
     protocol = _cycle(v_set, v_reset, width, edge, gap, v_gate, v_read)
     loaded = load_card(card_path)
@@ -83,6 +83,7 @@ def endurance_cmd(card_path, variation, engine, cycles, devices, seed, every_cyc
     spec = load_variation(variation, card)
     study = Endurance(card=card, cycles=cycles, devices=devices, seed=seed, spec=spec,
                       protocol=protocol, engine=engine, skip=not every_cycle)
+    require_room(study)
     if card is not loaded:  # after every check: a refused command says one line
         click.echo("note: the card has no wear-out block (kwear = 0): its window stays "
                    "open", err=True)

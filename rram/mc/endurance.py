@@ -34,6 +34,7 @@ from ..engine.static import read_resistance
 from ..engine.stimulus import PulseCycle
 from ..errors import InputError
 from ..experiment import simulate_with
+from ..resources import MiB, require_memory
 from ..status import Status
 from ..variation import VariationSpec
 from .draws import draw, draw_d2d
@@ -43,6 +44,9 @@ from .run import check_study
 ENDURANCE_COLUMNS = ("device", "cycle", "jump", "r_lrs_ohm", "r_hrs_ohm", "window", "wear",
                      "gap_lrs_nm", "width_lrs_nm", "gap_hrs_nm", "width_hrs_nm",
                      "converged", "error")
+#: Memory of the run (bytes): the engine's batch of one operation per device, and each
+#: table row (13 columns of Python objects, ~40 B each, and the frame made from them).
+RUN_BASE, BYTES_PER_DEVICE, BYTES_PER_ROW = 300 * MiB, 40_000, 1_000
 #: The state columns after each operation: what an array of cycled cells is read in.
 STATE_COLUMNS = {"set": ("gap_lrs_nm", "width_lrs_nm"), "reset": ("gap_hrs_nm", "width_hrs_nm")}
 #: Failure modes of a device whose window closed: it reads low after the RESET (the
@@ -171,11 +175,29 @@ def _jump(study: Endurance, ews: np.ndarray, dwear: np.ndarray, last: np.ndarray
     return np.minimum(jump, left).astype(np.int64)
 
 
+def least_rows(study: Endurance) -> int:
+    """The fewest simulated cycles per device: every cycle, or jumps that double."""
+    return study.cycles if not study.skip else min(study.cycles,
+                                                   int(np.log2(study.cycles)) + 2)
+
+
+def run_bytes(study: Endurance) -> float:
+    """A lower bound of the run's resident memory (bytes): :func:`least_rows`."""
+    return RUN_BASE + study.devices * (BYTES_PER_DEVICE + BYTES_PER_ROW * least_rows(study))
+
+
+def require_room(study: Endurance) -> None:
+    """Refuse a run whose :func:`run_bytes` exceeds the memory left."""
+    require_memory(f"an endurance run of {study.devices} devices x {study.cycles} cycles",
+                   run_bytes(study), "use fewer devices")
+
+
 def run_endurance(study: Endurance, progress: bool = False) -> EnduranceResult:
     """Cycle every device to ``study.cycles`` (module docstring); a device whose run fails
     to converge stops there, with the error in its last row."""
     base = study.card
     n = study.devices
+    require_room(study)
     ids = np.arange(n)
     d2d = draw_d2d(study.spec, base.values, study.seed, ids) if study.spec else {}
     gap = np.asarray(d2d.get("x0", np.full(n, base["x0"])), float).copy()
