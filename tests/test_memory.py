@@ -163,21 +163,27 @@ def test_every_size_at_its_maximum_is_refused_at_once_or_fits(tmp_path):
     # of the suite (on a loaded machine two probes were still within their 5 s of
     # processor time after 900 s)
     deadline = time.monotonic() + 1800
-    while waiting or running:
-        while waiting and len(running) < AT_ONCE:
-            k, case = waiting.pop(0)
-            running.append(Probe(*case, tmp_path / f"p{k}"))
-        time.sleep(0.2)
-        for probe in [p for p in running if p.poll()]:
-            running.remove(probe)
-            done.append(probe)
-        if time.monotonic() >= deadline:
-            for p in running:  # each stuck probe prints where it is (the CLI's SIGUSR1)
-                os.kill(p.run.pid, signal.SIGUSR1)
-            time.sleep(2)
-            raise AssertionError("\n\n".join(
-                f"{p.name} stopped={p.stopped}:\n{p.log.read_text()[-4000:]}"
-                for p in running))
+    try:
+        while waiting or running:
+            while waiting and len(running) < AT_ONCE:
+                k, case = waiting.pop(0)
+                running.append(Probe(*case, tmp_path / f"p{k}"))
+            time.sleep(0.2)
+            for probe in [p for p in running if p.poll()]:
+                running.remove(probe)
+                done.append(probe)
+            if time.monotonic() >= deadline:
+                for p in running:  # each stuck probe prints where it is (the CLI's SIGUSR1)
+                    os.kill(p.run.pid, signal.SIGUSR1)
+                time.sleep(2)
+                raise AssertionError("\n\n".join(
+                    f"{p.name} stopped={p.stopped}:\n{p.log.read_text()[-4000:]}"
+                    for p in running))
+    finally:  # a probe left behind by a failure would run on beside the rest of the suite
+        for p in running:
+            if p.run.poll() is None:
+                os.killpg(p.run.pid, signal.SIGKILL)
+                p.run.wait()
     problems = [v for p in done if (v := p.verdict()) is not None]
     assert not problems, "\n\n".join(problems)
     assert sum(p.stopped for p in done) >= 5  # some do run: the test can tell them apart
