@@ -149,11 +149,15 @@ class Layout:
         """Indices of the unknowns in ``unit``."""
         return [i for i, u in enumerate(self.units) if u == unit]
 
+    def held_nodes(self) -> tuple[str, ...]:
+        """The programmed states, which a DC solve holds: every state node but the
+        temperature (the gap and width in nm, an optional block's disorder in nm and
+        wear in 1), in node order."""
+        return tuple(name for name, anchor, _ in self.states if anchor != "tamb")
+
     def held(self) -> list[int]:
-        """Indices of the programmed states, which a DC solve holds: every state node but
-        the temperature (the gap and width in nm, an optional block's disorder in nm and
-        wear in 1)."""
-        return [self.unknown(name) for name, anchor, _ in self.states if anchor != "tamb"]
+        """Indices of :meth:`held_nodes` among the unknowns."""
+        return [self.unknown(name) for name in self.held_nodes()]
 
     def per_unit(self, values: Mapping[str, float]) -> np.ndarray:
         """One value per unknown, chosen by its unit (``{"V": .., "nm": .., "K": ..}``)."""

@@ -36,8 +36,24 @@ from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
 from .printers.format import format_number, number
 
 GROUND = "0"
-#: Internal state nodes a frozen cell exposes (tied to ground: state = x0, w0).
+#: Internal state nodes a frozen cell of the default model exposes (tied to ground:
+#: state = x0, w0); a model with optional states exposes them too (:func:`frozen_ports`).
 FROZEN_PORTS = ("dgap", "dwidth")
+
+
+def frozen_ports(model) -> tuple[str, ...]:
+    """The state nodes a frozen cell of ``model`` exposes as ports, tied to ground: every
+    programmed state (:meth:`rram.model.Layout.held_nodes`), so each sits at its
+    instance value (``x0``, ``w0``, ``u0``, ``wear0``) in any analysis."""
+    return model.layout.held_nodes()
+
+
+def state_net_names(model, cell: str) -> tuple[str, ...]:
+    """The nets of a free but observed cell's exposed states (:func:`frozen_ports`):
+    ``xg<cell>`` (gap change, nm), ``xw<cell>`` (width change, nm), then ``x<node><cell>``
+    for an optional block's state."""
+    short = {"dgap": "xg", "dwidth": "xw"}
+    return tuple(f"{short.get(n, 'x' + n)}{cell}" for n in frozen_ports(model))
 _NAME = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 
@@ -299,7 +315,7 @@ class Cell:
     """One RRAM cell ``te``-``be`` with its card; ``frozen`` holds its state at the
     card's ``x0``/``w0``.  ``model`` names the OSDI ``.model`` card of its model
     parameters (cells with equal model parameters may share one).  ``state_nets``: the
-    nets of the exposed state ports (:data:`FROZEN_PORTS`, in the rendering with them
+    nets of the exposed state ports (:func:`frozen_ports`, in the rendering with them
     as ports) when the state is free but observed: the cell evolves as an ordinary one
     and its gap and width changes (nm) are those nets' voltages."""
 
@@ -309,7 +325,7 @@ class Cell:
     card: Card
     frozen: bool = False
     model: str = "rrmod"
-    state_nets: tuple[str, str] | None = None
+    state_nets: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name, "cell")
@@ -320,6 +336,10 @@ class Cell:
                              "ground; it has no state nets")
         for net in self.state_nets or ():
             check_net(net, f"state net of cell {self.name}")
+        ports = frozen_ports(self.card.model)
+        if self.state_nets is not None and len(self.state_nets) != len(ports):
+            raise InputError(f"cell {self.name}: {len(self.state_nets)} state nets for the "
+                             f"{len(ports)} state ports of its model ({', '.join(ports)})")
 
     @property
     def nets(self) -> tuple[str, ...]:
@@ -345,7 +365,8 @@ class Cell:
         vals = {p.name: _number(self.card.values[p.name], f"card {p.name}")
                 for p in parameters}
         inst = [p.name for p in parameters if p.kind == "instance"]
-        ports = f"{self.te} {self.be}" + (" 0 0" if self.frozen else "")
+        ports = f"{self.te} {self.be}" + (
+            " 0" * len(frozen_ports(self.card.model)) if self.frozen else "")
         if self.state_nets is not None:
             ports += " " + " ".join(self.state_nets)
         head = f"{self.instance_name(model)} {ports}"

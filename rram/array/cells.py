@@ -9,11 +9,12 @@ state nodes held, which is also how the ngspice export renders it (a frozen cell
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..card import Card, CardBatch, default_card, formed_state
+from ..card import Card, CardBatch, carried_states, default_card, formed_state
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
 from ..constants import NM
 from ..engine.static import TIP_GUESSES, solve_rounds
@@ -62,22 +63,33 @@ def with_read_noise(spec: ArraySpec, cards: CardBatch, states: States | None,
 
 @dataclass(frozen=True)
 class States:
-    """Frozen state of every cell: gap and CF width (nm), arrays of shape (rows, cols)."""
+    """Frozen state of every cell: gap and CF width (nm), arrays of shape (rows, cols).
+
+    ``carried``: the optional blocks' states of each cell, by their instance parameter
+    (``u0`` the relaxing disorder in m, ``wear0`` the wear: :func:`rram.card.carried_states`),
+    arrays of the same shape; a state not given is the card's."""
 
     gap_nm: np.ndarray
     width_nm: np.ndarray
+    carried: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for what in ("gap_nm", "width_nm"):
-            a = np.array(getattr(self, what), dtype=float)
+        arrays = {"gap_nm": self.gap_nm, "width_nm": self.width_nm,
+                  **{f"carried {k}": v for k, v in self.carried.items()}}
+        frozen = {}
+        for what, value in arrays.items():
+            a = np.array(value, dtype=float)
             if a.ndim != 2 or not np.all(np.isfinite(a)):
                 raise InputError(f"cell states {what} must be a finite 2-D array, got shape "
                                  f"{a.shape}")
+            if a.shape != np.shape(self.gap_nm):
+                raise InputError(f"cell states: {what} {a.shape} and gap_nm "
+                                 f"{np.shape(self.gap_nm)} differ in shape")
             a.setflags(write=False)
-            object.__setattr__(self, what, a)
-        if self.gap_nm.shape != self.width_nm.shape:
-            raise InputError(f"cell states: gap_nm {self.gap_nm.shape} and width_nm "
-                             f"{self.width_nm.shape} differ in shape")
+            frozen[what] = a
+        object.__setattr__(self, "gap_nm", frozen["gap_nm"])
+        object.__setattr__(self, "width_nm", frozen["width_nm"])
+        object.__setattr__(self, "carried", {k: frozen[f"carried {k}"] for k in self.carried})
 
 
 def cycled_states(pattern: np.ndarray, endurance, cycle: int) -> States:
@@ -156,7 +168,14 @@ def with_states(spec: ArraySpec, cards: CardBatch, states: States | None) -> Car
                 f"cell ({k // spec.cols}, {k % spec.cols}) {what} {v[k] / NM:g} nm is out "
                 f"of range: valid is [{lo[k] / NM:g}, {hi[k] / NM:g}] nm (to {SNAP_NM:g} nm)")
         snapped.append(np.clip(v, lo, hi))
-    return cards.with_columns(x0=snapped[0], w0=snapped[1])
+    carried = set(carried_states(cards.model))
+    unknown = sorted(set(states.carried) - carried)
+    if unknown:
+        raise InputError(f"cell states carry {', '.join(unknown)}, which the card's model "
+                         f"({cards.model.name}) has no state for (it carries: "
+                         f"{', '.join(sorted(carried)) or 'none'})")
+    extra = {k: v.reshape(-1) for k, v in states.carried.items()}
+    return cards.with_columns(x0=snapped[0], w0=snapped[1], **extra)
 
 
 #: Series resistance of the condensing kernel's bit line (Ω): any value works (the

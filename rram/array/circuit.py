@@ -30,6 +30,7 @@ from ..netlist import (
     Nmos,
     Resistor,
     VSource,
+    state_net_names,
 )
 from .devices import Device, nmos_current
 from .spec import Transistor
@@ -179,7 +180,7 @@ def to_netlist(c: Circuit, dynamic: bool = False) -> Netlist:
         key = tuple(cards.values[k, model_cols])
         model = models.setdefault(key, f"rm{len(models)}")
         name_k = c.cell_name(k)
-        states = (f"xg{name_k}", f"xw{name_k}") if dynamic else None
+        states = state_net_names(cards.model, name_k) if dynamic else None
         out.append(Cell(name_k, net(te), net(be), card, frozen=not dynamic, model=model,
                         state_nets=states))
     for g in c.groups:

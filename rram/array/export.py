@@ -1,6 +1,6 @@
 """ngspice decks of an array (deterministic: no dates, no machine paths unless asked).
 
-Cells are frozen (:data:`rram.netlist.FROZEN_PORTS` tied to ground, the state at each
+Cells are frozen (:func:`rram.netlist.frozen_ports` tied to ground, the state at each
 card's ``x0``/``w0``), rendered either as the subcircuit, whose definition the deck
 carries inline so that it runs with ``ngspice -b`` anywhere, or as the compiled
 Verilog-A module (OSDI), loaded from ``osdi_path`` with ``pre_osdi``.  The analysis is
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from ..model import Model
-from ..netlist import FROZEN_PORTS, Cell, CellModel, Netlist, VSource, deck
+from ..netlist import Cell, CellModel, Netlist, VSource, deck, frozen_ports, state_net_names
 from ..spice import validate
 from ..spice.testbench import OSDI_THREADS_NOTE
 from .circuit import Circuit, to_netlist
@@ -26,7 +26,7 @@ def frozen_subckt(model: Model, name: str = FROZEN_MODEL) -> str:
     :mod:`rram.printers`)."""
     from ..printers.spice_printer import render_subckt
 
-    return render_subckt(model, name=name, expose=FROZEN_PORTS)
+    return render_subckt(model, name=name, expose=frozen_ports(model))
 
 
 def frozen_osdi(model: Model, name: str = FROZEN_MODEL) -> str:
@@ -34,7 +34,7 @@ def frozen_osdi(model: Model, name: str = FROZEN_MODEL) -> str:
     cached)."""
     from ..spice.models import osdi_module
 
-    return str(osdi_module(model, name, FROZEN_PORTS))
+    return str(osdi_module(model, name, frozen_ports(model)))
 
 
 def header(kind: str, model: Model, osdi_path: str | None = None,
@@ -85,9 +85,11 @@ def pulse_shape(rise: float, width: float, fall: float, gap: float, count: int
     return tuple(times), tuple(levels)
 
 
-def state_nets(c: Circuit) -> list[tuple[str, str]]:
-    """The gap- and width-change nets (nm) of every cell of a :func:`render_write` deck."""
-    return [(f"xg{c.cell_name(k)}", f"xw{c.cell_name(k)}") for k in range(len(c.cells))]
+def state_nets(c: Circuit) -> list[tuple[str, ...]]:
+    """The state-change nets of every cell of a :func:`render_write` deck: gap and width
+    (nm) first (:func:`rram.netlist.state_net_names`)."""
+    model = c.cell_cards.model
+    return [state_net_names(model, c.cell_name(k)) for k in range(len(c.cells))]
 
 
 def render_write(circuit: Circuit, rise: float, width: float, fall: float, gap: float,

@@ -164,7 +164,7 @@ def export(fmt: str, card_path: str | None, name: str | None, frozen: bool,
     from ..array.export import FROZEN_MODEL
     from ..generate import render_export
     from ..io import write_text_atomic
-    from ..netlist import FROZEN_PORTS
+    from ..netlist import frozen_ports
     from ..spice import validate
 
     name = name or (FROZEN_MODEL if frozen else "rram")
@@ -194,7 +194,7 @@ def export(fmt: str, card_path: str | None, name: str | None, frozen: bool,
                                      "osdi" if fmt == "veriloga" else "subckt", median)
         card = median
         folded = f", the spec's median device: {', '.join(spec.parameters)} moved"
-    text = render_export(card, fmt, name, FROZEN_PORTS if frozen else ())
+    text = render_export(card, fmt, name, frozen_ports(card.model) if frozen else ())
     write_text_atomic(out, text)
     click.echo(f"wrote {out} ({fmt}, card {card.digest[:12]}{folded})", err=True)
     if library is not None:
