@@ -34,3 +34,9 @@ ARRAY_MAX_SEGMENTS = 256
 
 #: 0 °C in kelvin: SPICE temperatures (.temp, temper) are in °C, the model's in K.
 CELSIUS_ZERO = 273.15
+
+#: Longest wait between writing an array and reading it (s): ten years, the retention
+#: horizon (rram.array.aging).
+MAX_WAIT_S = 10 * 365.25 * 86400.0
+#: Temperatures (°C) an array may wait at (a bake).
+BAKE_RANGE_C = (-55.0, 300.0)

@@ -96,6 +96,25 @@ def test_bad_waits_are_refused(bad, match):
         states_after_programming(SPEC, np.ones((2, 2), bool))
 
 
+def test_the_array_commands_read_after_a_wait(tmp_path):
+    """``--after`` (and ``--bake``) on every array command: the read of a card that
+    relaxes rises with the wait."""
+    import pandas as pd
+
+    from rram.cli import main
+
+    card = tmp_path / "relax.json"
+    card.write_text(RELAXING.to_json())
+    currents = []
+    for after in ("1", "10000"):
+        out = tmp_path / f"r{after}.csv"
+        main(["array", "read", "--rows", "2", "--cols", "2", "--pattern", "all-hrs",
+              "--card", str(card), "--after", after, "--out", str(out)],
+             standalone_mode=False)
+        currents.append(pd.read_csv(out)["i_cell_A"].to_numpy())
+    assert np.all(currents[1] > currents[0])
+
+
 @pytest.mark.ngspice
 @pytest.mark.parametrize("kind", ["subckt", pytest.param("osdi", marks=pytest.mark.veriloga)])
 def test_the_exported_deck_reads_the_relaxed_cells_as_the_native_engine(aged, kind):

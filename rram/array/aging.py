@@ -24,17 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..card import CardBatch, carried_at_end, carried_states
-from ..constants import CELSIUS_ZERO, NM
+from ..constants import BAKE_RANGE_C, CELSIUS_ZERO, MAX_WAIT_S, NM
 from ..engine.stimulus import PulseCycle, constant_stress
 from ..errors import InputError
 from ..experiment import simulate_with
 from .cells import States, cell_parameters, pattern_states, with_states
 from .spec import ArraySpec
-
-#: Longest wait before a read (s): ten years, the retention horizon.
-MAX_AFTER_S = 10 * 365.25 * 86400
-#: Bake temperatures (°C) a wait may be at.
-BAKE_RANGE_C = (-55.0, 300.0)
 
 
 def _end_states(cards: CardBatch, result, segment: int) -> tuple[np.ndarray, ...]:
@@ -64,8 +59,8 @@ def states_after_programming(spec: ArraySpec, pattern: np.ndarray, after_s: floa
         raise InputError(f"data pattern has shape {p.shape}; the array is "
                          f"{spec.rows} x {spec.cols}")
     if isinstance(after_s, bool) or not isinstance(after_s, (int, float, np.floating)) \
-            or not 0.0 <= after_s <= MAX_AFTER_S:
-        raise InputError(f"time after programming must be in [0, {MAX_AFTER_S:g}] s, "
+            or not 0.0 <= after_s <= MAX_WAIT_S:
+        raise InputError(f"time after programming must be in [0, {MAX_WAIT_S:g}] s, "
                          f"got {after_s!r}")
     lo, hi = BAKE_RANGE_C
     if bake_c is not None and not (isinstance(bake_c, (int, float, np.floating))
@@ -100,4 +95,4 @@ def states_after_programming(spec: ArraySpec, pattern: np.ndarray, after_s: floa
                   {k: v.reshape(shape) for k, v in carried.items()})
 
 
-__all__ = ["MAX_AFTER_S", "states_after_programming"]
+__all__ = ["states_after_programming"]

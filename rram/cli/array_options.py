@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..constants import ARRAY_MAX_SEGMENTS, ARRAY_MAX_SIDE
+from ..constants import ARRAY_MAX_SEGMENTS, ARRAY_MAX_SIDE, BAKE_RANGE_C, MAX_WAIT_S
 from .common import (
     Scope,
     card_option,
@@ -59,6 +59,13 @@ _SPEC_OPTIONS: list[Callable] = [
     click.option("--pattern", type=click.Choice(["all-lrs", "all-hrs", "checkerboard",
                                                  "random"]),
                  default="random", show_default=True, help="Data pattern (cell states)."),
+    click.option("--after", type=click.FloatRange(0.0, MAX_WAIT_S), default=None,
+                 help="Write the pattern with pulses and read the cells this long after "
+                      "(s): their relaxation and retention (docs/arrays.md) [default: the "
+                      "card's programmed states]."),
+    click.option("--bake", type=click.FloatRange(*BAKE_RANGE_C), default=None,
+                 help="Temperature of the wait after programming (°C) [default: the "
+                      "card's ambient]."),
 ]
 
 
@@ -84,7 +91,12 @@ def array_spec(kw: dict[str, Any]):
 def _states(spec, kw):
     from ..array.cells import named_pattern, pattern_states
 
-    return pattern_states(named_pattern(kw["pattern"], spec.shape, kw["seed"]), spec.card)
+    pattern = named_pattern(kw["pattern"], spec.shape, kw["seed"])
+    if kw.get("after") is None:
+        return pattern_states(pattern, spec.card)
+    from ..array.aging import states_after_programming
+
+    return states_after_programming(spec, pattern, kw["after"], bake_c=kw["bake"])
 
 
 def _heated(kw: dict[str, Any]) -> bool:
@@ -96,6 +108,7 @@ SCOPES: tuple[Scope, ...] = (
     ("v_gate", lambda kw: kw["topology"] == "1t1r", "1T1R arrays (--topology 1t1r)"),
     ("selector_i0", lambda kw: kw["topology"] == "1s1r", "1S1R arrays (--topology 1s1r)"),
     ("selector_v0", lambda kw: kw["topology"] == "1s1r", "1S1R arrays (--topology 1s1r)"),
+    ("bake", lambda kw: kw.get("after") is not None, "a wait after programming (--after)"),
     ("beta", _heated, "self-heated wires (--heat)"),
     ("k_dielectric", _heated, "self-heated wires (--heat)"),
     ("t_dielectric", _heated, "self-heated wires (--heat)"),
