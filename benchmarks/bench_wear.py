@@ -35,10 +35,15 @@ def run(name: str, study: Endurance) -> list[str]:
     seconds = time.perf_counter() - t0
     f = result.failures()
     closure = f["closure_cycle"].to_numpy(float)
+    closed = closure[np.isfinite(closure)]
     modes = ", ".join(sorted({m for m in f["mode"] if m})) or "none"
-    text = (f"{np.nanmedian(closure):.0f}" if len(closure) == 1 else
-            f"median {np.nanmedian(closure):.0f} (5–95 %: {np.nanpercentile(closure, 5):.0f}"
-            f"–{np.nanpercentile(closure, 95):.0f})")
+    if len(closure) == 1:
+        text = f"{closed[0]:.0f}" if closed.size else "open"
+    elif closed.size:  # the devices still open at the end close later than every one here
+        text = (f"{closed.size} of {len(closure)} closed; their median {np.median(closed):.0f}"
+                f" (5–95 %: {np.percentile(closed, 5):.0f}–{np.percentile(closed, 95):.0f})")
+    else:
+        text = f"0 of {len(closure)} closed"
     row = [name, f"{study.devices}", f"{study.cycles:.0e}", "jumps" if study.skip else
            "every cycle", f"{len(result.table)}", f"{seconds:.1f}", text, modes]
     print(" | ".join(row), flush=True)
