@@ -3,16 +3,21 @@ jumps), the closure its parameters set, its failure modes, its fit, and its rend
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from rram.card import Card, default_card
+from rram.card import Card, default_card, load_card
 from rram.engine.run import simulate
 from rram.engine.stimulus import PulseCycle, dc_loops
 from rram.errors import CardError, InputError
 from rram.fit.endurance_fit import EnduranceRecord, fit_endurance
 from rram.mc.endurance import (
+    NO_WINDOW,
     STUCK_HRS,
     STUCK_LRS,
     Endurance,
@@ -199,3 +204,55 @@ def test_an_array_of_cycled_cells_reads_its_closed_window():
     with pytest.raises(InputError, match="one device per cell"):
         cycled_states(np.ones((3, 3), bool), run, 10)
 
+
+
+TUD = Path(__file__).resolve().parents[1] / "fitting/results/tud_H16248L_M12.card.json"
+#: Pulses that switch the fitted TUD cell: its 13 nm CF needs a strong RESET (the default
+#: 1.28 V word line passes too little current to open its gap in 80 ns).
+TUD_PULSES = {"v_set": 1.5, "v_reset": -3.0, "width": 1e-6, "v_gate": 5.0}
+
+
+@pytest.mark.slow
+def test_the_fitted_tud_card_wears_through_the_command_line(tmp_path):
+    """A user's fitted card: the default pulses do not switch it (said, not fitted); its
+    endurance record (a CSV as instruments keep it) fitted with its own pulses gives
+    back kwear within 15 %, and ``rram endurance`` on the fitted card, with no pulse
+    option, runs those pulses and closes the window where the record did."""
+    import click
+
+    from rram.cli import main
+
+    tud = load_card(TUD)
+    values = {p.name: tud[p.name] for p in tud.model.parameters if p.kind != "environment"}
+    truth = Card.of(wearing_model(), {**values, "kwear": 3e5, "xres": 2.0e-9})
+    pulses = PulseCycle(**TUD_PULSES)
+    run = run_endurance(Endurance(card=truth, cycles=6000, protocol=pulses))
+    closed = run.failures()["closure_cycle"].iloc[0]
+    keep = np.unique(np.geomspace(1, len(run.table), 50).astype(int) - 1)
+    record = tmp_path / "endurance.csv"
+    run.table.iloc[keep][["cycle", "r_lrs_ohm", "r_hrs_ohm"]].set_axis(
+        ["cycle", "lrs", "hrs"], axis=1).to_csv(record, index=False)
+
+    with pytest.raises(click.UsageError, match="does not switch"):
+        main(["fit-endurance", str(record), "--card", str(TUD), "--out",
+              str(tmp_path / "no.json")], standalone_mode=False)
+    plain = run_endurance(Endurance(card=truth, cycles=10))
+    assert plain.failures()["mode"].iloc[0] == NO_WINDOW
+
+    fitted = tmp_path / "tud_worn.json"
+    options = [f"--{k.replace('_', '-')}={v:g}" for k, v in TUD_PULSES.items()]
+    main(["fit-endurance", str(record), "--card", str(TUD), *options, "--out", str(fitted)],
+         standalone_mode=False)
+    card = load_card(fitted)
+    assert card["kwear"] == pytest.approx(3e5, rel=0.15)  # 3.09e5
+    # its reservoir bounds the RESET from the first cycle (xres below the fresh gap)
+    assert card["xres"] == pytest.approx(2.0e-9, rel=0.15)  # 1.98 nm
+    assert PulseCycle.from_meta(card.meta) == pulses
+    out = tmp_path / "e.csv"
+    main(["endurance", "--card", str(fitted), "--cycles", "6000", "--out", str(out)],
+         standalone_mode=False)
+    side = json.loads((tmp_path / "e.csv.json").read_text())
+    assert side["provenance"]["protocol"] == asdict(pulses)
+    failure = side["failures"][0]
+    assert failure["mode"] == STUCK_LRS
+    assert failure["closure_cycle"] == pytest.approx(closed, rel=0.15)

@@ -29,16 +29,21 @@ def _pulse_options(func):
             ("width", "s", "flat top of each pulse"), ("edge", "s", "rise and fall time"),
             ("gap", "s", "0 V after each pulse"), ("v-gate", "V", "word line (1T1R gate)"),
             ("v-read", "V", "read voltage"))):
-        func = click.option(f"--{name}", type=float, callback=finite, show_default=True,
-                            default=getattr(d, name.replace("-", "_")),
-                            help=f"{what} ({unit}).")(func)
+        func = click.option(f"--{name}", type=float, callback=finite, default=None,
+                            help=f"{what} ({unit}) [default: the card's endurance pulses "
+                                 f"(rram fit-endurance), else "
+                                 f"{getattr(d, name.replace('-', '_')):g}].")(func)
     return func
 
 
-def _cycle(v_set, v_reset, width, edge, gap, v_gate, v_read):
+def _cycle(card, **given):
+    """The card's endurance pulses (or the default cycle), with the options given."""
+    import dataclasses
+
     from ..engine.stimulus import PulseCycle
 
-    return PulseCycle(v_set, v_reset, width, edge, gap, v_gate, v_read)
+    return dataclasses.replace(PulseCycle.from_meta(card.meta),
+                               **{k: v for k, v in given.items() if v is not None})
 
 
 def _wearing(card):
@@ -75,10 +80,11 @@ def endurance_cmd(card_path, variation, engine, cycles, devices, seed, every_cyc
     """Cycle DEVICES cells CYCLES times with SET/RESET pulses (1T1R) and report when
     their windows close and how they fail (stuck-LRS, stuck-HRS)."""
     from ..io import write_atomic, write_text_atomic
-    from ..mc.endurance import Endurance, require_room, run_endurance
+    from ..mc.endurance import NO_WINDOW, Endurance, require_room, run_endurance
 
-    protocol = _cycle(v_set, v_reset, width, edge, gap, v_gate, v_read)
     loaded = load_card(card_path)
+    protocol = _cycle(loaded, v_set=v_set, v_reset=v_reset, width=width, edge=edge, gap=gap,
+                      v_gate=v_gate, v_read=v_read)
     card = _wearing(loaded)
     spec = load_variation(variation, card)
     study = Endurance(card=card, cycles=cycles, devices=devices, seed=seed, spec=spec,
@@ -97,6 +103,12 @@ def endurance_cmd(card_path, variation, engine, cycles, devices, seed, every_cyc
             "failures": json.loads(failures.to_json(orient="records"))}
     write_text_atomic(f"{out}.json", json.dumps(side, indent=2) + "\n")
     click.echo(failures.to_string(index=False))
+    unswitched = int((failures["mode"] == NO_WINDOW).sum())
+    if unswitched:
+        click.echo(f"note: {unswitched} of {devices} device(s) read a window below "
+                   f"{study.closed_window:g} from their first cycle ({NO_WINDOW}): these "
+                   "pulses do not switch the card; try a stronger RESET or SET (--v-reset, "
+                   "--v-set, --width, --v-gate)", err=True)
     click.echo(f"wrote {len(table)} simulated cycles of {devices} device(s) to {out} "
                f"({cycles} cycles each)", err=True)
     if plot:
@@ -121,13 +133,16 @@ def fit_endurance_cmd(record_file, card_path, v_set, v_reset, width, edge, gap, 
     """Fit wear-out to RECORD_FILE: R_LRS and R_HRS against the cycle (columns cycle,
     lrs, hrs, optionally device), as an endurance test keeps them."""
     from .. import __version__
+    from ..engine.stimulus import PulseCycle
     from ..fit.data import sha256_of
     from ..fit.endurance_fit import EnduranceRecord, fit_endurance
     from ..fit.report import save_card
 
     record = EnduranceRecord.load(record_file)
-    protocol = _cycle(v_set, v_reset, width, edge, gap, v_gate, v_read)
-    result = fit_endurance(record, load_card(card_path), protocol)
+    fresh = load_card(card_path)
+    protocol = _cycle(fresh, v_set=v_set, v_reset=v_reset, width=width, edge=edge, gap=gap,
+                      v_gate=v_gate, v_read=v_read)
+    result = fit_endurance(record, fresh, protocol)
     click.echo(result.report())
     click.echo(result.devices.to_string(index=False))
     card = result.card.with_meta(
@@ -135,7 +150,7 @@ def fit_endurance_cmd(record_file, card_path, v_set, v_reset, width, edge, gap, 
                     "data": [Path(record_file).name]},
         fit={"endurance": {"kwear": result.kwear, "xres": result.xres, "ews": result.ews,
                            "kwear_sigma": result.kwear_sigma, "mode": result.mode},
-             "endurance_protocol": json.loads(json.dumps(protocol.__dict__))})
+             PulseCycle.META_KEY: protocol.as_meta()})
     save_card(card, out)
     click.echo(f"wrote {out} (card {card.digest[:12]})", err=True)
     if plot:

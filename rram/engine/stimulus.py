@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -339,6 +340,26 @@ class PulseCycle:
                 raise InputError(f"{name} must be in (0, 1] s, got {getattr(self, name)!r}")
         if not 0 < abs(self.v_read) <= 0.5:
             raise InputError(f"v_read must be within 0 < |v_read| <= 0.5 V, got {self.v_read!r}")
+
+    #: Where a card fitted on an endurance record keeps its pulses (rram fit-endurance).
+    META_KEY = "endurance_protocol"
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any] | None) -> PulseCycle:
+        """The pulses a card was fitted with (``meta["fit"]["endurance_protocol"]``), or
+        the default cycle for a card without them."""
+        fit = meta.get("fit") if isinstance(meta, Mapping) else None
+        p = fit.get(cls.META_KEY) if isinstance(fit, Mapping) else None
+        if p is None:
+            return cls()
+        names = [f.name for f in fields(cls)]
+        if not isinstance(p, Mapping) or set(p) - set(names):
+            raise InputError(f"the card's {cls.META_KEY} must be an object with keys among "
+                             f"{', '.join(names)}, got {p!r}")
+        return cls(**p)
+
+    def as_meta(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
 
     def stimulus(self, cycles: int = 1, sign: float = 1.0) -> Stimulus:
         """``cycles`` SET/RESET pulse pairs (``sign``: the card's SET polarity)."""

@@ -15,6 +15,7 @@ cell's cycles), so
     x(N) = x_R  (N ≤ N_on),   1/x(N) = 1/x_R + 2·kwear·(N − N_on)  (N > N_on)
 
 is fitted to them (lmfit, in ln x) for ``kwear`` and N_on, and N_on gives ``xres``
+(N_on < 0: a reservoir that bounds the RESET from the first cycle, xres < x_R)
 (:func:`rram.mc.endurance.reservoir_at_onset`).  A record that ends stuck-HRS sets
 ``ews``: the smallest that fails the card's SET at the recorded cycle, found by
 bisection on :func:`rram.mc.endurance.run_endurance`.  A record with a ``device`` column
@@ -148,10 +149,13 @@ def _fit_device(t: pd.DataFrame, fresh: FreshCycle) -> dict[str, float]:
     # start: the slope of 1/x against N on the closing rows, the onset where it meets 1/x_R
     slope, intercept = np.polyfit(n[closing], 1.0 / x[closing], 1)
     k0 = max(slope / 2.0, 1e-3)
-    on0 = float(np.clip((1.0 / fresh.x_reset - intercept) / slope, -1.0, n.max()))
+    # an onset before the first cycle: a reservoir that bounds the RESET from the start
+    # (xres below the gap the fresh RESET opens), its first HRS already below the card's
+    first = -10.0 * float(n.max()) - 10.0
+    on0 = float(np.clip((1.0 / fresh.x_reset - intercept) / slope, first, n.max()))
     params = lmfit.Parameters()
     params.add("log_k", value=math.log10(k0), min=-3, max=12)
-    params.add("onset", value=on0, min=-1.0, max=float(n.max()))
+    params.add("onset", value=on0, min=first, max=float(n.max()))
 
     def residual(p: lmfit.Parameters) -> np.ndarray:
         return np.log(_law(n, 10 ** p["log_k"].value, p["onset"].value, fresh.x_reset)) \

@@ -49,9 +49,14 @@ ENDURANCE_COLUMNS = ("device", "cycle", "jump", "r_lrs_ohm", "r_hrs_ohm", "windo
 RUN_BASE, BYTES_PER_DEVICE, BYTES_PER_ROW = 300 * MiB, 40_000, 1_000
 #: The state columns after each operation: what an array of cycled cells is read in.
 STATE_COLUMNS = {"set": ("gap_lrs_nm", "width_lrs_nm"), "reset": ("gap_hrs_nm", "width_hrs_nm")}
+#: The R_HRS/R_LRS below which a window is closed.
+CLOSED_WINDOW = 2.0
 #: Failure modes of a device whose window closed: it reads low after the RESET (the
 #: RESET no longer opens the gap) or high after the SET (the SET no longer closes it).
 STUCK_LRS, STUCK_HRS = "stuck-LRS", "stuck-HRS"
+#: A device whose first cycle already reads a closed window: the pulses do not switch it
+#: (too weak a RESET or SET for its card), which no wear-out explains.
+NO_WINDOW = "no-window"
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,7 @@ class Endurance:
     skip: bool = True
     max_wear_step: float = 0.01
     max_barrier_step: float = 0.005
-    closed_window: float = 2.0
+    closed_window: float = CLOSED_WINDOW
 
     def __post_init__(self) -> None:
         check_study(self, (("cycles", 1, 10**9), ("devices", 1, 10**6)))
@@ -132,17 +137,20 @@ class EnduranceResult:
         return pd.DataFrame(rows, columns=["device", "closure_cycle", "mode"])
 
 
-def failure_of(t: pd.DataFrame, closed_window: float = 2.0) -> tuple[float, str]:
+def failure_of(t: pd.DataFrame, closed_window: float = CLOSED_WINDOW) -> tuple[float, str]:
     """One device's rows (``cycle``, ``r_lrs_ohm``, ``r_hrs_ohm``, in cycle order): the
     first cycle whose R_HRS/R_LRS is below ``closed_window`` (NaN: none) and the failure
     mode there, :data:`STUCK_HRS` if the cell reads above the geometric middle of its
-    first cycle's R_LRS and R_HRS after its SET, else :data:`STUCK_LRS` (empty: none)."""
+    first cycle's R_LRS and R_HRS after its SET, else :data:`STUCK_LRS` (empty: none);
+    :data:`NO_WINDOW` if that is its first cycle."""
     first = t.iloc[0]
     middle = np.sqrt(first["r_lrs_ohm"] * first["r_hrs_ohm"])
     closed = t[t["r_hrs_ohm"] / t["r_lrs_ohm"] < closed_window]
     if closed.empty:
         return np.nan, ""
     c = closed.iloc[0]
+    if c.name == first.name:
+        return float(c["cycle"]), NO_WINDOW
     return float(c["cycle"]), STUCK_HRS if c["r_lrs_ohm"] > middle else STUCK_LRS
 
 
@@ -314,8 +322,16 @@ class FreshCycle:
                          res.events["width_end"][0, end] * NM))
             batch = formed_state(batch, np.array([ends[-1][0]]), np.array([ends[-1][1]]))
         (x_set, w_set), (x_reset, w_reset) = ends[2:]
-        r_lrs = float(read_resistance([fresh], x_set / NM, w_set / NM, protocol.v_read)[0])
-        return cls(fresh, protocol, x_set, w_set, x_reset, w_reset, r_lrs)
+        r_lrs, r_hrs = read_resistance([fresh] * 2, np.array([x_set, x_reset]) / NM,
+                                       np.array([w_set, w_reset]) / NM, protocol.v_read)
+        if r_hrs / r_lrs < CLOSED_WINDOW:
+            raise InputError(
+                f"the card does not switch under these pulses: its fresh cycle reads R_LRS "
+                f"{r_lrs:.4g} Ohm and R_HRS {r_hrs:.4g} Ohm (window {r_hrs / r_lrs:.3g}, below "
+                f"{CLOSED_WINDOW:g}) with v_set {protocol.v_set:g} V, v_reset "
+                f"{protocol.v_reset:g} V, width {protocol.width:g} s, v_gate "
+                f"{protocol.v_gate:g} V: give pulses that switch it (those of its record)")
+        return cls(fresh, protocol, x_set, w_set, x_reset, w_reset, float(r_lrs))
 
     def r_hrs(self, gap_m: float) -> float:
         """R_HRS (Ω) of a RESET that ended at ``gap_m`` (≤ x_reset)."""
