@@ -355,6 +355,16 @@ def formed_card(card: Card, gap_m: float, width_m: float) -> Card:
     return formed_state(CardBatch.of(card), np.array([gap_m]), np.array([width_m])).card(0)
 
 
+def in_model(card: Card, model: Model) -> Card:
+    """``card`` as a card of ``model``, a model with an optional block (its values kept,
+    the block's parameters at their defaults, which leave the block off); ``card`` itself
+    if its model already has every parameter of ``model``."""
+    if set(model.parameter_names) <= set(card.model.parameter_names):
+        return card
+    values = {p.name: card[p.name] for p in card.model.parameters if p.kind != "environment"}
+    return Card.of(model, values, name=card.name, meta=card.meta)
+
+
 def default_card(model: Model = MODEL) -> Card:
     """The default card of ``model`` (for the filament model: v2.0 values where
     physical; see the module docstring)."""

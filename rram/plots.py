@@ -161,6 +161,30 @@ def endurance_record(table, failures, path: str | Path, title: str = "endurance"
     return _save(fig, path)
 
 
+def relaxation_record(record, cells, path: str | Path, title: str = "relaxation",
+                      most: int = 24) -> Path:
+    """Each cell's reads against the time after programming (points) and its drift at the
+    fitted card (the cell's hopping share at the card's ``lrel``: lines), at most
+    ``most`` cells; ``cells``: the fit's per-cell table (``model_drift_per_decade``)."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for k, row in enumerate(cells.head(most).itertuples()):
+        t, r = record.of(row.cell)
+        later = t > 0
+        t, r = t[later], r[later]
+        color = f"C{k % 10}"
+        ax.loglog(t, r, "o", ms=3, mfc="none", color=color)
+        # through the cell's reads at their mean log-time: the slopes are compared
+        lt = np.log10(t)
+        line = np.exp(np.mean(np.log(r)) + row.model_drift_per_decade * (lt - lt.mean()))
+        ax.loglog(t, line, "-", lw=1, color=color)
+    ax.plot([], [], "ko", mfc="none", ms=3, label="data")
+    ax.plot([], [], "k-", lw=1, label="fitted card")
+    ax.set(xlabel="time after programming (s)", ylabel="R (Ω)", title=title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
 def overshoot(p: Phenomenon, path: str | Path) -> Path:
     res = p.data["result"]
     fig, (ax_i, ax_w) = plt.subplots(1, 2, figsize=(11, 4))

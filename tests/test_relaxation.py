@@ -245,3 +245,27 @@ def test_a_card_file_of_the_relaxing_model_runs_through_the_command_line(tmp_pat
     plain = loop_metrics(run_sweep(DCLoop(), _default_card()))
     for figure in ("t_max_K", "r_hrs_ohm", "v_set_V", "v_reset_V"):
         assert relaxing[figure].iloc[0] == pytest.approx(plain[figure].iloc[0], rel=1e-12)
+
+
+def test_fit_relaxation_on_the_command_line(tmp_path):
+    """A tester's table (a row per read: cell, time after programming in ms, resistance in
+    kΩ); ``rram fit-relaxation`` from the default card (taken into the relaxing model)
+    writes a card with lrel within 10 % and a plot."""
+    import pandas as pd
+
+    from rram.card import load_card
+    from rram.cli import main
+
+    truth = np.array([0.008, 0.01, 0.012])
+    frame = synthetic_record(truth).frame()
+    path = tmp_path / "drift.csv"
+    pd.DataFrame({"cell": frame["cell"], "time_ms": frame["time_s"] * 1e3,
+                  "resistance_kohm": frame["resistance_ohm"] / 1e3}).to_csv(path, index=False)
+    out, plot = tmp_path / "relaxed.json", tmp_path / "drift.png"
+    main(["fit-relaxation", str(path), "--out", str(out), "--plot", str(plot)],
+         standalone_mode=False)
+    card = load_card(out)
+    assert card.model is RELAXING
+    assert card["lrel"] * 1e9 == pytest.approx(0.01, rel=0.10)
+    assert card.meta["fit"]["relaxation"]["cells"] == 3
+    assert plot.stat().st_size > 10_000

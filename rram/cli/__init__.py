@@ -22,6 +22,7 @@ from .endurance import endurance_cmd, fit_endurance_cmd
 from .fit import fit, fit_cycles_cmd, fit_variation_cmd
 from .fit_noise import fit_noise_cmd
 from .fit_pulses import fit_pulses_cmd
+from .fit_relaxation import fit_relaxation_cmd
 from .mc import mc
 from .simulate import card, demo, export, generate, netlist, sweep
 
@@ -70,8 +71,8 @@ def array() -> None:
 for _command in (array_netlist, read, vmm, margin, write_cmd, disturb):
     array.add_command(_command)
 for _command in (card, sweep, demo, export, netlist, mc, generate, fit, fit_variation_cmd,
-                 fit_cycles_cmd, fit_pulses_cmd, fit_noise_cmd, endurance_cmd,
-                 fit_endurance_cmd, array):
+                 fit_cycles_cmd, fit_pulses_cmd, fit_noise_cmd, fit_relaxation_cmd,
+                 endurance_cmd, fit_endurance_cmd, array):
     main.add_command(_command)
 
 __all__ = ["main"]

@@ -48,13 +48,10 @@ def _cycle(card, **given):
 
 def _wearing(card):
     """The card in the wearing model (a card without the wear block wears nothing)."""
-    from ..card import Card
+    from ..card import in_model
     from ..model import wearing_model
 
-    if "kwear" in card.model.parameter_names:
-        return card
-    values = {p.name: card[p.name] for p in card.model.parameters if p.kind != "environment"}
-    return Card.of(wearing_model(), values, name=card.name, meta=card.meta)
+    return in_model(card, wearing_model())
 
 
 @click.command("endurance")

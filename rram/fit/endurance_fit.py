@@ -33,7 +33,7 @@ import lmfit
 import numpy as np
 import pandas as pd
 
-from ..card import Card
+from ..card import Card, in_model
 from ..engine.stimulus import PulseCycle
 from ..errors import InputError
 from ..io import read_table
@@ -190,8 +190,7 @@ def fit_endurance(record: EnduranceRecord, card: Card,
     """Fit the wear block on ``record`` (module docstring) from ``card``, calibrated on
     the fresh cell; a card without the wear block is taken into the wearing model."""
     protocol = protocol or PulseCycle()
-    if "kwear" not in card.model.parameter_names:
-        card = Card.of(wearing_model(), dict(card.values), name=card.name, meta=card.meta)
+    card = in_model(card, wearing_model())
     fresh = FreshCycle.of(card, protocol)
     rows, fails = [], []
     for device, t in record.frame.groupby("device", sort=True):

@@ -85,7 +85,7 @@ def fit_relaxation(record: ReadRecord, card: Card) -> RelaxationFit:
     must be of a model with the relaxation block (``rram.equations.RELAXATION_BLOCKS``)."""
     if "lrel" not in card.model.parameter_names:
         raise InputError("the card's model has no relaxation block: fit a card of "
-                         "rram.model.assemble(rram.equations.RELAXATION_BLOCKS)")
+                         "rram.model.relaxing_model() (rram.card.in_model)")
     rows = []
     for label in record.cells:
         t, r = record.of(label)
@@ -108,6 +108,8 @@ def fit_relaxation(record: ReadRecord, card: Card) -> RelaxationFit:
                          f"({row['drift_per_decade']:+.4f} in ln R per decade); the "
                          "relaxation block relaxes the gap, so R falls")
     lrel = float(np.median(cells["lrel_m"]))
+    # each cell's drift at the card's lrel: what the fitted card predicts for it
+    cells["model_drift_per_decade"] = -lrel * math.log(10.0) * share / card["xt"]
     lo, hi = card.model.parameter("lrel").lower, card.model.parameter("lrel").upper
     if not lo <= lrel <= hi:
         raise InputError(f"the record's drift gives lrel = {lrel:.3g} m, outside its range "
