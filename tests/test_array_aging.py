@@ -140,3 +140,19 @@ def test_the_exported_deck_reads_the_relaxed_cells_as_the_native_engine(aged, ki
     vec = session.run(deck).vectors
     spice = np.array([float(vec[f"i(vout{j})"][0]) for j in range(SPEC.cols)])
     np.testing.assert_allclose(spice, native, rtol=1e-4)
+
+
+def test_each_cell_drifts_at_its_own_drawn_lrel():
+    """A D2D spread of lrel (the variation streams, per cell): each cell's disorder falls
+    by its own lrel·ln 10 per decade (within 1 %)."""
+    from rram.variation import Variation, VariationSpec
+
+    model = RELAXING.model
+    spread = VariationSpec((Variation("lrel", "d2d", "lognormal", 0.3, model=model),),
+                           model=model)
+    spec = ArraySpec(rows=3, cols=3, card=RELAXING, variation=spread, seed=4)
+    early = states_after_programming(spec, PATTERN, 10.0).carried["u0"]
+    late = states_after_programming(spec, PATTERN, 1e3).carried["u0"]
+    lrel = cell_parameters(spec)["lrel"].reshape(spec.shape)
+    assert np.ptp(lrel) / np.median(lrel) > 0.3  # the cells do differ
+    np.testing.assert_allclose((early - late) / 2, lrel * math.log(10.0), rtol=0.01)
