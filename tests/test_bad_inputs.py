@@ -114,6 +114,8 @@ def _files() -> dict[str, str | bytes]:
         "reads_back.csv": "cell,time_ms,r_kohm\na,0,5\na,2,5.1\na,1,5.2\n",
         "reads_zero.csv": "cell,read,r\na,0,5e3\na,1,0\na,2,5.1e3\n",
         "reads_far.csv": "cell,time_s,r\na,0,5e12\na,1,5.1e12\na,2,5.2e12\n",
+        "drift_short.csv": "cell,time_s,r\na,0.1,5e4\na,0.2,4.9e4\na,0.3,4.8e4\n",
+        "drift_up.csv": "cell,time_s,r\na,0.01,5e4\na,1,5.5e4\na,100,6e4\n",
     }
 
 
@@ -236,6 +238,12 @@ CASES = [
     ("fit-noise-layout", ["fit-noise", "reads_far.csv", "--layout", "tall", "--out",
                           "o.json"]),
     ("fit-noise-out-is-data", ["fit-noise", "reads_far.csv", "--out", "reads_far.csv"]),
+    ("fit-relaxation-empty", ["fit-relaxation", "empty.csv", "--out", "o.json"]),
+    ("fit-relaxation-short", ["fit-relaxation", "drift_short.csv", "--out", "o.json"]),
+    ("fit-relaxation-rising", ["fit-relaxation", "drift_up.csv", "--out", "o.json"]),
+    ("fit-relaxation-time-back", ["fit-relaxation", "reads_back.csv", "--out", "o.json"]),
+    ("fit-relaxation-out-is-data", ["fit-relaxation", "drift_up.csv", "--out",
+                                    "drift_up.csv"]),
     ("scatter-empty", ["fit-variation", "dist.csv", "--scatter", "empty.csv", "--out",
                        "o.json"]),
     ("scatter-is-iv", ["fit-variation", "dist.csv", "--scatter", "iv.csv", "--out",

@@ -31,19 +31,22 @@ from .common import (
               help="The .osdi file the deck loads: the module of 'rram export --format "
                    "veriloga --frozen' compiled with openvaf-r [default: NAME.osdi "
                    "next to the deck].")
-@click.option("--name", default="rram_frozen", show_default=True,
+@click.option("--name", default=None,
               help="Name of the frozen-state cell the deck instantiates: the --name of "
-                   "'rram export --frozen'.")
+                   "'rram export --frozen' [default: rram_frozen; <model>_frozen for a "
+                   "card with an optional block, e.g. rram_relax_frozen].")
 @click.option("--out", type=OutputPath(), required=True, help="Output deck (.cir).")
 @command_guard
 @spec_command(work="deck")
 def netlist(spec, states, v_read, v_gate, model_kind, model_path, name, out, **_) -> None:
     """Write the operating-point deck of an array read (run it with ngspice -b)."""
     from ..array.build import build
-    from ..array.export import render
+    from ..array.export import frozen_name, render
     from ..io import write_text_atomic
     from ..spice import validate
 
+    default = frozen_name(spec.card.model)
+    name = name or default
     validate.identifier(name, "--name")
 
     if model_path and model_kind != "osdi":
@@ -54,7 +57,7 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, name, out, **_
         # a path of the deck's own folder, as rram netlist's: portable, where a cache
         # path of this machine is not
         model_path = f"{name}.osdi"
-        named = "" if name == "rram_frozen" else f" --name {name}"
+        named = "" if name == default else f" --name {name}"
         echo_err(f"the deck loads {model_path} from its folder: rram export --format "
                  f"veriloga --frozen{named} --out {name}.va, then openvaf-r {name}.va")
     write_text_atomic(out, render(c, model_kind, model_path, name=name))

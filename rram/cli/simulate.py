@@ -142,11 +142,14 @@ def demo(out: str, card_path: str | None) -> None:
 @card_option("Model card JSON whose values become the defaults [default: the built-in card].")
 @click.option("--name", default=None,
               help="Subcircuit / module name (not a Verilog-A or ngspice reserved word) "
-                   "[default: rram; rram_frozen with --frozen].")
+                   "[default: the card's model, rram (rram_relax, rram_wear for a card "
+                   "with an optional block); its <name>_frozen, rram_frozen for rram, "
+                   "with --frozen].")
 @click.option("--frozen", is_flag=True,
               help="The frozen-state cell of the array decks (rram array netlist, with the "
-                   "same --name): the gap and width nodes as ports, which the deck ties to "
-                   "ground, so a cell keeps its instance's x0, w0.")
+                   "same --name): every programmed state's node as a port (gap and width; "
+                   "an optional block's disorder or wear), which the deck ties to ground, "
+                   "so a cell keeps its instance's x0, w0 (u0, wear0).")
 @variation_option("none")
 @click.option("--stats", type=OutputPath(), default=None,
               help="Also write the spec's ngspice statistical library (.lib sections tt, mc "
@@ -161,18 +164,19 @@ def export(fmt: str, card_path: str | None, name: str | None, frozen: bool,
     With --variation, the defaults are the spec's median device: every carrier at the
     median of its distribution over devices and cycles (a fitted spec's centres folded
     into the nominal)."""
-    from ..array.export import FROZEN_MODEL
+    from ..array.export import FROZEN_MODEL, frozen_name
     from ..generate import render_export
     from ..io import write_text_atomic
     from ..netlist import frozen_ports
     from ..spice import validate
 
-    name = name or (FROZEN_MODEL if frozen else "rram")
+    card = load_card(card_path)
+    name = name or (frozen_name(card.model) if frozen else card.model.name)
     validate.identifier(name, "--name")
-    if not frozen and name.lower() == FROZEN_MODEL:  # a deck would load both as one
+    if not frozen and name.lower() in (FROZEN_MODEL, frozen_name(card.model)):
+        # a deck would load both as one
         raise InputError(f"--name {name!r} is the module of the array decks' frozen-state "
                          "cells (rram array netlist): add --frozen, or choose another name")
-    card = load_card(card_path)
     spec = load_variation(variation, card)
     if stats is not None and spec is None:
         raise InputError("--stats needs --variation: the spec whose statistics it writes")

@@ -224,64 +224,67 @@ def run_endurance(study: Endurance, progress: bool = False) -> EnduranceResult:
         from tqdm import tqdm
 
         bar = tqdm(total=n * study.cycles, unit="cycle", desc="endurance")
-    while True:
-        idx = np.flatnonzero((cycle < study.cycles) & np.array([not e for e in error]))
-        if not idx.size:
-            break
-        start = {p: v[idx].copy() for p, v in carried.items()}
-        reads, ok = {}, np.ones(idx.size, bool)
-        cards = None
-        for event, v_pulse in (("set", study.protocol.v_set), ("reset", study.protocol.v_reset)):
-            values = _values(study, idx, cycle[idx], event, d2d)
-            cards = formed_state(CardBatch.of(base, idx.size), gap[idx], width[idx],
-                                 **{p: values[p] for p in kinetic},
-                                 **{p: v[idx] for p, v in carried.items()})
-            res = simulate_with(study.engine, study.protocol.circuit,
-                                study.protocol.pulse(v_pulse, sign), cards, record=False)
-            ev = res.events
-            end = PulseCycle.SEGMENTS - 1
-            for j, i in enumerate(idx):
-                if res.status[j] != Status.OK and ok[j]:
-                    ok[j] = False
-                    why = dict((d, (w, t)) for d, w, t in res.failures())[j]
-                    error[i] = f"{event} of cycle {cycle[i]}: {why[0]} at t = {why[1]:.4g} s"
-            good = idx[ok]
-            rows = np.flatnonzero(ok)
-            gap[good] = np.clip(ev["gap_end"][rows, end] * NM, 0.0, None)
-            width[good] = ev["width_end"][rows, end] * NM
-            for p, v in carried_at_end(base.model, ev, rows, end,
-                                       {p: v[good] for p, v in carried.items()}).items():
-                carried[p][good] = v
-            after = formed_state(cards, gap[idx], width[idx],
-                                 **{p: v[idx] for p, v in carried.items()})
-            for column, state in zip(STATE_COLUMNS[event], (gap, width), strict=True):
-                table[column] += (state[idx] / NM).tolist()
-            reads[event] = np.full(idx.size, np.nan)
-            if rows.size:
-                sub = after.take(rows)
-                reads[event][rows] = read_resistance(sub, sub["x0"] / NM, sub["w0"] / NM,
-                                                     study.protocol.v_read)
-        dwear = carried["wear0"][idx] - start["wear0"] if wearing else np.zeros(idx.size)
-        ews = cards["ews"] if wearing else np.zeros(idx.size)
-        jump = _jump(study, ews, np.clip(dwear, 0.0, None), last[idx],
-                     study.cycles - cycle[idx])
-        table["device"] += idx.tolist()
-        table["cycle"] += cycle[idx].tolist()
-        table["jump"] += jump.tolist()
-        table["r_lrs_ohm"] += reads["set"].tolist()
-        table["r_hrs_ohm"] += reads["reset"].tolist()
-        table["window"] += (reads["reset"] / reads["set"]).tolist()
-        table["wear"] += (carried["wear0"][idx] if wearing else np.zeros(idx.size)).tolist()
-        table["converged"] += [not error[i] for i in idx]
-        table["error"] += [error[i] for i in idx]
-        if wearing:  # the skipped cycles repeat the simulated one
-            carried["wear0"][idx] += np.clip(dwear, 0.0, None) * (jump - 1)
-        cycle[idx] += jump
-        last[idx] = jump
+    try:  # the bar closes before an interrupt's one-line message
+        while True:
+            idx = np.flatnonzero((cycle < study.cycles) & np.array([not e for e in error]))
+            if not idx.size:
+                break
+            start = {p: v[idx].copy() for p, v in carried.items()}
+            reads, ok = {}, np.ones(idx.size, bool)
+            cards = None
+            pulses = (("set", study.protocol.v_set), ("reset", study.protocol.v_reset))
+            for event, v_pulse in pulses:
+                values = _values(study, idx, cycle[idx], event, d2d)
+                cards = formed_state(CardBatch.of(base, idx.size), gap[idx], width[idx],
+                                     **{p: values[p] for p in kinetic},
+                                     **{p: v[idx] for p, v in carried.items()})
+                res = simulate_with(study.engine, study.protocol.circuit,
+                                    study.protocol.pulse(v_pulse, sign), cards, record=False)
+                ev = res.events
+                end = PulseCycle.SEGMENTS - 1
+                for j, i in enumerate(idx):
+                    if res.status[j] != Status.OK and ok[j]:
+                        ok[j] = False
+                        why = dict((d, (w, t)) for d, w, t in res.failures())[j]
+                        error[i] = f"{event} of cycle {cycle[i]}: {why[0]} at t = {why[1]:.4g} s"
+                good = idx[ok]
+                rows = np.flatnonzero(ok)
+                gap[good] = np.clip(ev["gap_end"][rows, end] * NM, 0.0, None)
+                width[good] = ev["width_end"][rows, end] * NM
+                for p, v in carried_at_end(base.model, ev, rows, end,
+                                           {p: v[good] for p, v in carried.items()}).items():
+                    carried[p][good] = v
+                after = formed_state(cards, gap[idx], width[idx],
+                                     **{p: v[idx] for p, v in carried.items()})
+                for column, state in zip(STATE_COLUMNS[event], (gap, width), strict=True):
+                    table[column] += (state[idx] / NM).tolist()
+                reads[event] = np.full(idx.size, np.nan)
+                if rows.size:
+                    sub = after.take(rows)
+                    reads[event][rows] = read_resistance(sub, sub["x0"] / NM, sub["w0"] / NM,
+                                                         study.protocol.v_read)
+            dwear = carried["wear0"][idx] - start["wear0"] if wearing else np.zeros(idx.size)
+            ews = cards["ews"] if wearing else np.zeros(idx.size)
+            jump = _jump(study, ews, np.clip(dwear, 0.0, None), last[idx],
+                         study.cycles - cycle[idx])
+            table["device"] += idx.tolist()
+            table["cycle"] += cycle[idx].tolist()
+            table["jump"] += jump.tolist()
+            table["r_lrs_ohm"] += reads["set"].tolist()
+            table["r_hrs_ohm"] += reads["reset"].tolist()
+            table["window"] += (reads["reset"] / reads["set"]).tolist()
+            table["wear"] += (carried["wear0"][idx] if wearing else np.zeros(idx.size)).tolist()
+            table["converged"] += [not error[i] for i in idx]
+            table["error"] += [error[i] for i in idx]
+            if wearing:  # the skipped cycles repeat the simulated one
+                carried["wear0"][idx] += np.clip(dwear, 0.0, None) * (jump - 1)
+            cycle[idx] += jump
+            last[idx] = jump
+            if bar is not None:
+                bar.update(int(jump.sum()))
+    finally:
         if bar is not None:
-            bar.update(int(jump.sum()))
-    if bar is not None:
-        bar.close()
+            bar.close()
     frame = pd.DataFrame(table, columns=list(ENDURANCE_COLUMNS))
     frame = frame.sort_values(["device", "cycle"], kind="stable").reset_index(drop=True)
     fingerprint = study.fingerprint()
