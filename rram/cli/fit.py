@@ -63,6 +63,31 @@ def columns_option(example: str) -> Callable:
                              f"data), with unit suffixes, e.g. {example}.")
 
 
+def read_record_options(card_help: str) -> Callable:
+    """The options of a read record's file (rram.fit.reads.load_reads): ``--columns``,
+    ``--layout``, ``--card`` (``card_help``), ``--v-read`` and ``--interval``."""
+    options = (
+        columns_option("cell,time_ms,resistance_kohm"),
+        click.option("--layout", default="long", show_default=True,
+                     metavar="long|wide[:UNIT]",
+                     help="long: a row per read (cell, time or read, resistance or "
+                          "current); wide: a row per cell, one resistance per read "
+                          "(wide:kohm for kΩ)."),
+        card_option(card_help),
+        click.option("--v-read", type=float, default=0.1, show_default=True,
+                     callback=finite, help="Read voltage (V) of every read."),
+        click.option("--interval", type=float, default=None, callback=finite,
+                     help="Time between reads (s), for a record without a time column."),
+    )
+
+    def apply(func: Callable) -> Callable:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
 def transistor_options(func: Callable) -> Callable:
     """``--kp``, ``--wl``, ``--vto``: a 1T1R cell's access transistor (level 1); the
     command gets ``transistor``, the values given."""

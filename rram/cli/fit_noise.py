@@ -7,23 +7,15 @@ from pathlib import Path
 import click
 
 from ..io import VERDICT_SUFFIX as VERDICT
-from .common import InputPath, OutputPath, card_option, command_guard, finite, load_card
-from .fit import accept_option, columns_option, judged
+from .common import InputPath, OutputPath, command_guard, load_card
+from .fit import accept_option, judged, read_record_options
 
 
 @click.command("fit-noise")
 @click.argument("read_file", type=InputPath())
-@columns_option("cell,time_ms,resistance_kohm")
-@click.option("--layout", default="long", show_default=True, metavar="long|wide[:UNIT]",
-              help="long: a row per read (cell, time or read, resistance or current); "
-                   "wide: a row per cell, one resistance per read (wide:kohm for kΩ).")
-@card_option("The device's card [default: the built-in card]: it places each cell on its "
-             "programming path by its resistance; a card fitted to this device's loops is "
-             "the one to use.")
-@click.option("--v-read", type=float, default=0.1, show_default=True, callback=finite,
-              help="Read voltage (V) of every read.")
-@click.option("--interval", type=float, default=None, callback=finite,
-              help="Time between reads (s), for a record without a time column.")
+@read_record_options("The device's card [default: the built-in card]: it places each cell "
+                     "on its programming path by its resistance; a card fitted to this "
+                     "device's loops is the one to use.")
 @click.option("--fit-rtrap/--hold-rtrap", default=True, show_default=True,
               help="Fit the traps' reach where the record identifies it, or keep the "
                    "card's.")

@@ -6,24 +6,15 @@ from pathlib import Path
 
 import click
 
-from .common import InputPath, OutputPath, card_option, command_guard, finite, load_card
-from .fit import columns_option
+from .common import InputPath, OutputPath, command_guard, load_card
+from .fit import read_record_options
 
 
 @click.command("fit-relaxation")
 @click.argument("read_file", type=InputPath())
-@columns_option("cell,time_s,resistance_kohm")
-@click.option("--layout", default="long", show_default=True, metavar="long|wide[:UNIT]",
-              help="long: a row per read (cell, time after programming, resistance or "
-                   "current); wide: a row per cell, one resistance per read (wide:kohm "
-                   "for kΩ).")
-@card_option("The device's card [default: the built-in card]: it places each cell on its "
-             "programming path by its first read; a card without the relaxation block is "
-             "taken into it.")
-@click.option("--v-read", type=float, default=0.1, show_default=True, callback=finite,
-              help="Read voltage (V) of every read.")
-@click.option("--interval", type=float, default=None, callback=finite,
-              help="Time between reads (s), for a record without a time column.")
+@read_record_options("The device's card [default: the built-in card]: it places each cell "
+                     "on its programming path by its first read; a card without the "
+                     "relaxation block is taken into it.")
 @click.option("--out", required=True, type=OutputPath(),
               help="The card with the fitted lrel, with provenance and the fit's figures.")
 @click.option("--plot", type=OutputPath(), default=None,
