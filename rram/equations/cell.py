@@ -162,8 +162,11 @@ def build(s: Scope) -> None:
     xg = P.xguard / NM
     x_lo, x_hi = -xg, P.l0 / NM + xg
     w_lo, w_hi = 0.5 * P.wmin / NM, P.wcf / NM + xg
-    x_nm = s.provide("x_nm", soft_clip(gap_nm, x_lo, x_hi, 0.1 * xg))
-    w_nm = s.provide("w_nm", soft_clip(width_nm, w_lo, w_hi, 0.1 * P.wmin / NM))
+    # on SPICE nodes of their own: every branch reads them, and spelt in place their
+    # soft clips multiplied the subcircuit's expressions (rram.printers.spice_printer)
+    x_nm = s.provide("x_nm", soft_clip(gap_nm, x_lo, x_hi, 0.1 * xg), aux=AuxNode("x_nm", "nm"))
+    w_nm = s.provide("w_nm", soft_clip(width_nm, w_lo, w_hi, 0.1 * P.wmin / NM),
+                     aux=AuxNode("w_nm", "nm"))
     v_cell = s.provide("v_cell", pol * (V("ti") - V("bi")))
     s.provide("v_gap", pol * (V("tip") - V("bi")))
     x = s.provide("x", x_nm * NM)
@@ -172,7 +175,8 @@ def build(s: Scope) -> None:
     s.provide("x_recovery", guard_recovery(gap_nm, ZERO, P.l0 / NM))
     s.provide("w_recovery", guard_recovery(width_nm, P.wmin / NM, P.wcf / NM))
     t_local = s.provide("t_local", P.tamb + dtemp)
-    t_safe = s.provide("t_safe", soft_clip(t_local, P.tfloor, P.tceil, 0.1 * P.tfloor))
+    t_safe = s.provide("t_safe", soft_clip(t_local, P.tfloor, P.tceil, 0.1 * P.tfloor),
+                       aux=AuxNode("t_safe", "K"))
     s.provide("kt", KB_EV * t_safe)
     s.provide("p_set", polarity_weight(v_cell, P.vs), aux=AuxNode("p_set", "1"))
     s.provide("p_reset", polarity_weight(-v_cell, P.vs), aux=AuxNode("p_reset", "1"))

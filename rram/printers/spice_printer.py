@@ -73,6 +73,7 @@ HELPERS = (
     ".func rr_softplus(arg) {((arg) > 0 ? (arg) + ln(1 + exp(-(arg))) : ((arg) < -"
     + repr(SOFTPLUS_LN1P) + " ? exp(arg) : ln(1 + exp(arg))))}",
     ".func rr_pos_sq(arg) {((arg) > 0 ? (arg)*(arg) : 0)}",
+    ".func rr_clamp(u, lo, hi) {((u) < (lo) ? (lo) : ((u) > (hi) ? (hi) : (u)))}",
     (f".func rr_soft_floor(u, lo, w) {{((u) - (lo) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
      "(lo) + (w)*rr_softplus(((u) - (lo))/(w)))}"),
     (f".func rr_soft_ceil(u, hi, w) {{((hi) - (u) > {SOFTPLUS_EXACT!r}*(w) ? (u) : "
@@ -275,9 +276,18 @@ def render_subckt(
                      taken)
     names = {id(node): hname for hname, node in hoisted}
     spec = {a.name: a for a in model.aux_nodes}
-    names.update({id(node): _aux_ref(spec[aux_name]) for aux_name, node in aux.items()})
     dialect = PROBE if expose else SPICE
-    names.update(_soft_bounds(roots, names, dialect))
+    for aux_name, node in aux.items():
+        names[id(node)] = _aux_ref(spec[aux_name])
+        clip = _soft_clip_parts(node.args[0])
+        if clip is not None:
+            # A Newton iterate of the node may leave the clip's range, where the branches
+            # were never meant to be evaluated: they read it clamped to that range, which
+            # the node's converged value never reaches (the identity there).
+            lo, hi = (_render(part, dialect, names, False)[0] for part in clip[1:3])
+            names[id(node)] = f"rr_clamp({names[id(node)]}, {lo}, {hi})"
+    bounds = _soft_bounds(roots, names, dialect)
+    names.update(bounds)
     out = [f"* {name}: ports {' '.join(ports)}; internal nodes {' '.join(internal)}",
            f"* auxiliary nodes: {', '.join(f'{a.name} ({a.unit})' for a in model.aux_nodes)}",
            "* noise: none (ngspice's B-sources are noiseless; the Verilog-A module carries "
@@ -291,8 +301,9 @@ def render_subckt(
         out += SIMULATOR_SOURCES
     out.append("* auxiliary nodes: intermediates shared by several branches")
     for aux_name, node in aux.items():
-        expr = _render(node.args[0], dialect,
-                       {k: v for k, v in names.items() if k != id(node)}, True)[0]
+        # a soft bound is its .func call, as everywhere else
+        expr = _render(node.args[0], dialect, {k: v for k, v in names.items() if k != id(node)},
+                       id(node.args[0]) not in bounds)[0]
         # A current into a 1-ohm resistor, not a voltage source: the node's row keeps a
         # unit diagonal whatever the expression's sensitivities do (the abrupt SET).
         out.append(f"B{aux_name} 0 {aux_name} I = {_aux_current(spec[aux_name], expr)}")
