@@ -8,11 +8,14 @@ to them by node.  Why: ngspice differentiates each B-source symbolically and eva
 the value and every derivative as separate trees, with no shared sub-expressions, so an
 intermediate written in place is evaluated again in every derivative of every branch
 that uses it.  Which intermediates are lifted is a trade of cost per Newton iteration
-against robustness (see ``aux_nodes`` in :mod:`rram.model`).  The guarded states stay
-in place, but their soft floors and ceilings are ``.func`` calls with a fast path: more
-than 37 guard widths inside a bound a call is its argument (the same value to rounding),
-and the softplus is evaluated only nearer the bound (:func:`_soft_bounds`; the gap at its
-LRS or HRS bound takes one softplus instead of two).
+against robustness (see ``aux_nodes`` in :mod:`rram.model`).  Soft floors and
+ceilings are ``.func`` calls with a fast path: more than 37 guard widths inside a bound
+a call is its argument (the same value to rounding), and the softplus is evaluated only
+nearer the bound (:func:`_soft_bounds`; the gap at its LRS or HRS bound takes one
+softplus instead of two).  The guarded states (a soft clip on an auxiliary node) are
+read through ``rr_clamp`` to the clip's range: on their own nodes, Newton iterates would
+otherwise bypass the clip (4 of 16 DC loops failed their first attempt when they were
+lifted without it), and in place the clips multiplied every branch (3x the time).
 Parameter-only sub-expressions become ``.param`` lines (evaluated once per instance);
 the smooth building blocks are ``.func`` definitions inside the subcircuit.
 Selected lines of the output (the default card; long lines cut here)::
