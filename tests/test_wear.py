@@ -195,7 +195,7 @@ def test_the_osdi_module_wears_as_the_python_engine_over_1000_cycles():
 
 @pytest.mark.slow
 def test_the_subcircuit_wears_as_the_python_engine_over_1000_cycles():
-    """The subcircuit costs ~3 s a pulsed cycle, so it runs three stretches of 1000 cycles
+    """The subcircuit costs ~1.4 s a pulsed cycle, so it runs three stretches of 1000 cycles
     of the Python engine, fresh, through the window's closure and at the end: 6 consecutive
     cycles in one deck each, started from the engine's state after the RESET before the
     stretch.  benchmarks/bench_wear_renderings.py runs all 1000."""
