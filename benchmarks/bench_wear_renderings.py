@@ -11,8 +11,8 @@ runs them in ``chunks`` decks of consecutive cycles, each deck starting from the
 reference's state at its first cycle (gap, width and wear after the RESET before it),
 in ``workers`` processes: a subcircuit cycle costs seconds.  Prints, per rendering, the
 largest deviation from the reference of the wear after every RESET (relative) and of
-the RESET's gap (in units of the fresh gap), the cycle where the window closed (the gap
-below 20 % of the fresh one) and the time.
+the RESET's gap (in units of the fresh gap), the cycle where the window closed
+(rram.mc.endurance.failure_of: R_HRS/R_LRS below CLOSED_WINDOW) and the time.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 import numpy as np
+import pandas as pd
 import report
 
 from rram.card import Card
-from rram.engine.stimulus import PulseCycle
-from rram.experiment import simulate_with
+from rram.mc.endurance import cycled_in_one_run, failure_of
 from rram.model import wearing_model
 
 KWEAR = 3e6
@@ -39,19 +39,13 @@ def card() -> Card:
     return Card.of(wearing_model(), {"kwear": KWEAR, **START}, name="worn")
 
 
-def ends(engine: str, start: dict[str, float], cycles: int) -> dict[str, np.ndarray]:
-    """Wear, gap (nm) and width (nm) after each RESET of ``cycles`` cycles from ``start``."""
-    cycle = PulseCycle()
-    res = simulate_with(engine, cycle.circuit, cycle.stimulus(cycles),
-                        [card().replace(**start)], record=False)
-    res.raise_on_failure()
-    _, resets = cycle.ends(cycles)
-    return {k: res.events[f"{k}_end"][0, resets] for k in ("wear", "gap", "width")}
+def run(engine: str, start: dict[str, float], cycles: int) -> pd.DataFrame:
+    return cycled_in_one_run(card().replace(**start), cycles, engine)
 
 
-def closed_at(gap: np.ndarray) -> int:
-    below = np.flatnonzero(gap < 0.2 * gap[0])
-    return int(below[0]) if below.size else -1
+def closed_at(table: pd.DataFrame) -> str:
+    cycle, mode = failure_of(table)
+    return f"{cycle:.0f} ({mode})" if np.isfinite(cycle) else "open"
 
 
 def main() -> None:
@@ -63,26 +57,27 @@ def main() -> None:
     report.add_option(ap)
     args = ap.parse_args()
     t0 = time.perf_counter()
-    ref = ends("python", START, args.cycles)
-    rows = [["python engine", "reference", "reference",
-             f"{closed_at(ref['gap'])}", f"{time.perf_counter() - t0:.1f}"]]
+    ref = run("python", START, args.cycles)
+    rows = [["python engine", "reference", "reference", closed_at(ref),
+             f"{time.perf_counter() - t0:.1f}"]]
     print(" | ".join(rows[0]), flush=True)
     bounds = np.linspace(0, args.cycles, args.chunks + 1).astype(int)
     for engine in args.engines.split(","):
-        starts = [START if a == 0 else {"x0": ref["gap"][a - 1] * 1e-9,
-                                        "w0": ref["width"][a - 1] * 1e-9,
+        starts = [START if a == 0 else {"x0": ref["gap_hrs_nm"][a - 1] * 1e-9,
+                                        "w0": ref["width_hrs_nm"][a - 1] * 1e-9,
                                         "wear0": float(ref["wear"][a - 1])}
                   for a in bounds[:-1]]
         t0 = time.perf_counter()
         with ProcessPoolExecutor(args.workers, mp_context=get_context("spawn")) as pool:
-            parts = list(pool.map(ends, [engine] * args.chunks, starts,
+            parts = list(pool.map(run, [engine] * args.chunks, starts,
                                   np.diff(bounds).tolist()))
         seconds = time.perf_counter() - t0
-        got = {k: np.concatenate([p[k] for p in parts]) for k in ref}
+        for a, part in zip(bounds[:-1], parts, strict=True):
+            part["cycle"] += a
+        got = pd.concat(parts, ignore_index=True)
         wear = np.max(np.abs(got["wear"] - ref["wear"]) / np.maximum(ref["wear"], 1e-3))
-        gap = np.max(np.abs(got["gap"] - ref["gap"])) / ref["gap"][0]
-        row = [engine, f"{wear:.2%}", f"{gap:.2%}", f"{closed_at(got['gap'])}",
-               f"{seconds:.1f}"]
+        gap = np.max(np.abs(got["gap_hrs_nm"] - ref["gap_hrs_nm"])) / ref["gap_hrs_nm"][0]
+        row = [engine, f"{wear:.2%}", f"{gap:.2%}", closed_at(got), f"{seconds:.1f}"]
         print(" | ".join(row), flush=True)
         rows.append(row)
     if args.markdown:

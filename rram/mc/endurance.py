@@ -354,6 +354,37 @@ class FreshCycle:
                             xtol=1e-14))
 
 
+def cycled_in_one_run(card: Card, cycles: int, engine: str = "python",
+                      protocol: PulseCycle | None = None) -> pd.DataFrame:
+    """``cycles`` pulsed cycles of one cell of ``card`` from its initial state, every one
+    simulated in one transient of ``engine`` (no jumps): the table of
+    :data:`ENDURANCE_COLUMNS`, each cycle's states at the ends of its SET and RESET
+    pulses and its reads (by :func:`read_resistance` at ``protocol.v_read``), so that
+    :func:`failure_of` finds its closure.  What the renderings' wear is compared on."""
+    protocol = protocol or PulseCycle()
+    res = simulate_with(engine, protocol.circuit,
+                        protocol.stimulus(cycles, float(card["polarity"])), [card],
+                        record=False)
+    res.raise_on_failure()
+    ev, table = res.events, {"device": 0, "cycle": np.arange(cycles), "jump": 1}
+    batch = CardBatch.of(card, cycles)
+    reads = {}
+    for event, segments in zip(("set", "reset"), protocol.ends(cycles), strict=True):
+        gap, width = (ev[f"{k}_end"][0, segments] * NM for k in ("gap", "width"))
+        carried = carried_at_end(card.model, ev, 0, segments,
+                                 {p: batch[p] for p in carried_states(card.model)})
+        after = formed_state(batch, gap, width, **carried)
+        reads[event] = read_resistance(after, after["x0"] / NM, after["w0"] / NM,
+                                       protocol.v_read)
+        for column, state in zip(STATE_COLUMNS[event], (gap, width), strict=True):
+            table[column] = state / NM
+        if event == "reset":
+            table["wear"] = carried.get("wear0", np.zeros(cycles))
+    table.update(r_lrs_ohm=reads["set"], r_hrs_ohm=reads["reset"],
+                 window=reads["reset"] / reads["set"], converged=True, error="")
+    return pd.DataFrame(table, columns=list(ENDURANCE_COLUMNS))
+
+
 def closure_cycle(card: Card, protocol: PulseCycle | None = None,
                   closed_window: float = 2.0) -> dict[str, float]:
     """The cycle at which ``card``'s window closes to ``closed_window`` under
@@ -396,5 +427,5 @@ def reservoir_at_onset(kwear: float, onset: float, x_reset: float, x0: float) ->
 
 
 __all__ = ["ENDURANCE_COLUMNS", "STATE_COLUMNS", "STUCK_HRS", "STUCK_LRS", "Endurance",
-           "EnduranceResult", "FreshCycle", "closure_cycle", "failure_of", "onset_cycle",
-           "reservoir_at_onset", "run_endurance"]
+           "EnduranceResult", "FreshCycle", "closure_cycle", "cycled_in_one_run", "failure_of",
+           "onset_cycle", "reservoir_at_onset", "run_endurance"]
