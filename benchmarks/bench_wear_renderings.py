@@ -5,7 +5,7 @@ Verilog-A module (OSDI in ngspice) and the ngspice subcircuit, side by side in o
         [--workers 2] [--engines veriloga,ngspice] [--markdown]
 
 One 1T1R cell of the default card with the wear block (``kwear`` 3e6 /m: its window
-closes near cycle 630) is pulsed every cycle (rram.engine.stimulus.PulseCycle).  The
+closes near cycle 360) is pulsed every cycle (rram.engine.stimulus.PulseCycle).  The
 Python engine runs all cycles in one transient, the reference.  Each ngspice rendering
 runs them in ``chunks`` decks of consecutive cycles, each deck starting from the
 reference's state at its first cycle (gap, width and wear after the RESET before it),
