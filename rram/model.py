@@ -107,13 +107,18 @@ class StepBound:
     step is cut.  The Python engine's predictive control meets the runaway early
     (:mod:`rram.engine.integrator`) and needs no hint.
 
-    ``rate``: the state's rate, in the node's units per second; ``node``: the state node."""
+    ``rate``: the state's rate, in the node's units per second; ``node``: the state node.
+    ``sentinel`` (node units/s, of auxiliary nodes) and ``sentinel_floor``: the rate
+    driving the runaway that the subcircuit's step sentinel watches above that floor
+    (:mod:`rram.printers.spice_printer`: ngspice's B-sources have no ``$bound_step``)."""
 
     node: str
     rate: Expr
     fraction: float
     floor: float
     desc: str
+    sentinel: Expr
+    sentinel_floor: float
 
 
 @dataclass(frozen=True)
@@ -410,19 +415,12 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
             raise ValueError(f"noise source {n.name!r} sits on {n.branch!r}, not a branch of "
                              "the device (" + ", ".join(sorted(names)) + ")")
     # Intermediates on auxiliary nodes (rram/printers/spice_printer.py; the blocks name
-    # them), each scaled to O(1): the polarity weights, the log-rates and what two
-    # branches share.  A node's Newton iterate is a linearisation of its expression, so
-    # it bypasses the guards inside it; every consumer stays finite for any value (the
-    # rates are capped, the rest are products and sums).  The guarded states x_nm, w_nm
-    # and t_safe stay in place: on nodes of their own they halved the cost per
-    # iteration, but a wild state iterate then reached every consumer unclipped and a
-    # quarter of the DC loops (8 cards within 1 sigma, 10 kOhm and 1T1R) ended in
-    # "timestep too small" at the first attempt, none with them in place.  The Joule
-    # power, the capped rates and the soft floors of the clips on nodes broke generated
-    # decks in the same way.  Consumers clamping the node to its range did not mend it:
-    # x_nm (offset to keep its tolerance relative) still sent 8 of 16 1T1R SETs into
-    # reruns.  In place, the clips cost less since the subcircuit renders them with a
-    # fast path away from the bounds.
+    # them), each scaled to O(1): the polarity weights, the log-rates, what two branches
+    # share and the guarded states x_nm, w_nm, t_safe.  A node's Newton iterate is a
+    # linearisation of its expression, so it bypasses the guards inside it: consumers
+    # stay finite for any value (the rates are capped) and read a guarded state clamped
+    # to its clip's range (without the clamp 4 of 16 DC loops failed a first attempt; in
+    # place, the clips tripled the subcircuit's time per cycle).
     #
     # The gap's collapse at SET is the model's one fast unstable mode (the width's
     # lateral runaway never bound the step in the same decks).  0.3 of its e-folding time
@@ -430,9 +428,13 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     # The floor, 1e-12 /s, lets the bound bind only inside the runaway: a floor of 1 /s
     # capped every step at 0.3 s, and an LRS held 1e5 s at V_set/2 took 333 k time
     # points against 38 k without the hint (issue 37; now 38 k with it).
+    #
+    # The subcircuit's sentinel watches p_set·r_v (two aux nodes): ~2 % of a 1R write's
+    # time, where the whole gap rate cost 2.3x and the closing rate with its window 25 %.
     step_bounds = (StepBound("dgap", gap_rate, 0.3, 1e-12,
                              "SET runaway: at most 0.3 e-folding times of the gap's "
-                             "collapse per step"),)
+                             "collapse per step",
+                             scope["p_set"] * scope["rate_vertical"] / NM, 1e3),)
     constraints = tuple(c for b in blocks for c in b.constraints)
     return Model(name, ("te", "be"), nodes, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,
