@@ -46,6 +46,7 @@ from .equations.scope import (
 )
 from .expr import ZERO, Expr, let, substitute, sym, symbols
 from .params import Parameter
+from .step_hint import StepBound
 
 GROUND = "gnd"
 
@@ -92,33 +93,6 @@ class Branch:
     flow: Expr
     charge: Expr
     desc: str
-
-
-@dataclass(frozen=True)
-class StepBound:
-    """A hint to a SPICE simulator's step control through a state's runaway.
-
-    Where the state's rate grows with the state itself (``∂rate/∂state > 0``, an unstable
-    mode: the gap collapsing at SET), the step is bounded to ``fraction`` of the mode's
-    e-folding time ``1/(∂rate/∂state)``; elsewhere (``floor``, 1/s) it does not bind.  It
-    changes no equation, only where a simulator without predictive step control tries
-    its steps: ngspice doubles the step until one fails, and a failed step inside the
-    runaway costs it 100 Newton iterations (its floor of the iteration limit) before the
-    step is cut.  The Python engine's predictive control meets the runaway early
-    (:mod:`rram.engine.integrator`) and needs no hint.
-
-    ``rate``: the state's rate, in the node's units per second; ``node``: the state node.
-    ``sentinel`` (node units/s, of auxiliary nodes) and ``sentinel_floor``: the rate
-    driving the runaway that the subcircuit's step sentinel watches above that floor
-    (:mod:`rram.printers.spice_printer`: ngspice's B-sources have no ``$bound_step``)."""
-
-    node: str
-    rate: Expr
-    fraction: float
-    floor: float
-    desc: str
-    sentinel: Expr
-    sentinel_floor: float
 
 
 @dataclass(frozen=True)
@@ -422,19 +396,14 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
     # to its clip's range (without the clamp 4 of 16 DC loops failed a first attempt; in
     # place, the clips tripled the subcircuit's time per cycle).
     #
-    # The gap's collapse at SET is the model's one fast unstable mode (the width's
-    # lateral runaway never bound the step in the same decks).  0.3 of its e-folding time
-    # took the fewest ngspice iterations of 0.1-3 (benchmarks/bench_ngspice_cost.py).
-    # The floor, 1e-12 /s, lets the bound bind only inside the runaway: a floor of 1 /s
-    # capped every step at 0.3 s, and an LRS held 1e5 s at V_set/2 took 333 k time
-    # points against 38 k without the hint (issue 37; now 38 k with it).
-    #
-    # The subcircuit's sentinel watches p_set·r_v (two aux nodes): ~2 % of a 1R write's
-    # time, where the whole gap rate cost 2.3x and the closing rate with its window 25 %.
+    # The gap's runaways at SET and RESET (rram/step_hint.py): 0.3 and 0.05 e-folding
+    # times per step.  The subcircuit's sentinel watches p_set·r_v (two aux nodes): ~2 %
+    # of a 1R write's time, where the whole gap rate cost 2.3x.
     step_bounds = (StepBound("dgap", gap_rate, 0.3, 1e-12,
-                             "SET runaway: at most 0.3 e-folding times of the gap's "
-                             "collapse per step",
-                             scope["p_set"] * scope["rate_vertical"] / NM, 1e3),)
+                             "SET and RESET runaways: at most 0.3 e-folding times of the "
+                             "gap's collapse and 0.05 of its opening per step",
+                             scope["p_set"] * scope["rate_vertical"] / NM, 1e3,
+                             scope.total("i_gap"), "tip", 0.05),)
     constraints = tuple(c for b in blocks for c in b.constraints)
     return Model(name, ("te", "be"), nodes, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,

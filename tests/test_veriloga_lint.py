@@ -50,17 +50,24 @@ def code() -> str:
 
 
 def test_the_step_hint_is_one_bound_per_runaway():
-    """Inside the guarded block: only ``$bound_step(fraction/max(ddx(rate, V(state)),
-    floor))``, one per hint of the model, on a state node; nothing else."""
+    """Inside the guarded block: only one ``$bound_step`` per hint of the model, the
+    smaller of its two growth-rate bounds (``ddx`` of the state's rate at a fixed drive
+    potential, and at a fixed current through the drive), on a state node; nothing else."""
     blocks = STEP_HINT.findall(VA.read_text())
     assert len(blocks) == 1
     statements = [line.strip() for line in blocks[0].splitlines()
                   if line.strip() and not line.strip().startswith("//")]
     number = r"[0-9.eE+-]+"
-    pattern = rf"\$bound_step\({number}/max\(ddx\((\w+), V\((\w+)\)\), {number}\)\);"
+    # groups: 1 the rate, 2 the state node, 3 the drive node, 4 the current,
+    # 5 its conductance to the drive
+    pattern = (rf"\$bound_step\(min\({number}/max\(ddx\((\w+), V\((\w+)\)\), {number}\), "
+               rf"{number}/max\(ddx\(\1, V\(\2\)\) - ddx\(\1, V\((\w+)\)\)"
+               rf"\*ddx\((\w+), V\(\2\)\)\*(ddx\(\4, V\(\3\)\))/\(\5\*\5 \+ {number}\), "
+               rf"{number}\)\)\);")
     found = [re.fullmatch(pattern, s) for s in statements]
     assert all(found), statements
-    assert [m.group(2) for m in found] == [b.node for b in MODEL.step_bounds]
+    assert [(m.group(2), m.group(3)) for m in found] == [(b.node, b.drive)
+                                                         for b in MODEL.step_bounds]
     assert {m.group(2) for m in found} <= {"dgap", "dwidth", "dtemp"}
 
 

@@ -261,9 +261,9 @@ def _step_sentinel(bound: StepBound, rate: str) -> list[str]:
     of 1/λ, as the hint does.  Without it, a 1 kV/s SET from the HRS behind 10 kΩ stopped
     on "timestep too small" in 5 to 11 of 30 passes of an ngspice Monte Carlo loop."""
     node = f"step_{bound.node}"
-    return [f"* step sentinel ({bound.desc}): the runaway's rate of {bound.node} per second "
-            "on a node read by nothing; ngspice's truncation-error control on its capacitor "
-            f"bounds the step where it exceeds {format_number(bound.sentinel_floor)}",
+    return [f"* step sentinel: the SET runaway's rate of {bound.node} per second on a node "
+            "read by nothing; ngspice's truncation-error control on its capacitor bounds the "
+            f"step where it exceeds {format_number(bound.sentinel_floor)}",
             f"B{node} 0 {node} I = abs({rate})",
             f"R{node} {node} 0 1 noisy=0",
             f"C{node} {node} 0 {format_number(NGSPICE_CHGTOL / bound.sentinel_floor)}"]

@@ -5,10 +5,11 @@ internal nodes, named branches, parameters (each with a range, ``units`` and ``d
 grouped by physics), operating-point outputs, and one ``analog`` block that computes the
 named intermediates as ``real`` variables and contributes flows and ``ddt`` of charges.
 No hidden state, no ``idt``, no events, no random functions.  The one timing statement
-is the model's step hint through the SET runaway (:class:`rram.model.StepBound`):
-``$bound_step`` of a fraction of the runaway's e-folding time, which changes no equation
-and binds only inside the runaway; a compiler without ``$bound_step`` (upstream OpenVAF
-23.5 crashes on it) builds the module with ``-D RRAM_NO_BOUND_STEP``.
+is the model's step hint through the gap's runaways at SET and RESET
+(:mod:`rram.step_hint`): ``$bound_step`` of a fraction of a runaway's e-folding time,
+which changes no equation and binds only inside a runaway; a compiler without
+``$bound_step`` (upstream OpenVAF 23.5 crashes on it) builds the module with
+``-D RRAM_NO_BOUND_STEP``.
 
 Each state node carries its rate (off in a DC analysis: ``moving = 1 − dc_hold``), the
 weak anchor ``dc_hold·state/thold`` (DC only) and ``ddt`` of the state (rram/model.py); names a user
@@ -18,7 +19,7 @@ Selected lines of the output (the default card)::
     >>> from rram.model import MODEL
     >>> lines = render_module(MODEL).splitlines()
     >>> keep = ("module", "    electrical dgap", "    parameter real ea ", "    analog",
-    ...         "        I(br_gap)", "        I(br_x)", "        $bound_step", "endmodule")
+    ...         "        I(br_gap)", "        I(br_x)", "endmodule")
     >>> print("\n".join(line for line in lines if line.startswith(keep)))
     module rram(te, be);
         electrical dgap;  // state: change of the gap since x0, x - x0 [nm]
@@ -26,8 +27,12 @@ Selected lines of the output (the default card)::
         analog begin
             I(br_gap) <+ polarity*i_gap;
             I(br_x) <+ -(moving*gap_rate) + dc_hold*V(dgap)/thold + ddt(V(dgap));
-            $bound_step(0.3/max(ddx(gap_rate, V(dgap)), 1e-12));
     endmodule
+    >>> import textwrap
+    >>> print(textwrap.fill(next(line for line in lines if "$bound_step" in line).strip(), 88))
+    $bound_step(min(0.3/max(ddx(gap_rate, V(dgap)), 1e-12), 0.05/max(ddx(gap_rate, V(dgap))
+    - ddx(gap_rate, V(tip))*ddx(i_gap, V(dgap))*ddx(i_gap, V(tip))/(ddx(i_gap,
+    V(tip))*ddx(i_gap, V(tip)) + 1e-300), 1e-12)));
     >>> render_module(MODEL, name="analog")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -147,7 +152,8 @@ def render_module(
     ports = [*model.ports, *expose]
     internal = [n for n in model.nodes if n.name not in expose]
     roots: list[Expr] = [b.flow for b in model.branches] + [b.charge for b in model.branches]
-    roots += [o.expr for o in model.outputs] + [b.rate for b in model.step_bounds]
+    roots += [o.expr for o in model.outputs]
+    roots += [e for b in model.step_bounds for e in (b.rate, b.current)]
     roots += [n.power for n in model.noise]
     reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
     sched = Schedule(roots, reserved=reserved, prefix="t")
@@ -220,16 +226,26 @@ NO_BOUND_STEP = "RRAM_NO_BOUND_STEP"
 
 
 def _step_bounds(model: Model, sched: Schedule) -> list[str]:
-    """``$bound_step(fraction/max(ddx(rate, V(node)), floor))`` per hint: ``ddx`` of the
-    rate is the unstable mode's growth rate (1/s); it feeds no contribution."""
+    """``$bound_step(min(fraction/max(λ_V, floor), current_fraction/max(λ_I, floor)))``
+    per hint, from ``ddx``: ``λ_V = ∂rate/∂V(node)`` and ``λ_I = λ_V − ∂rate/∂V(drive) ·
+    (∂current/∂V(node))/(∂current/∂V(drive))``, the growth rates at a fixed drive
+    potential and at a fixed current (:mod:`rram.step_hint`); they feed no contribution."""
     if not model.step_bounds:
         return []
     out = [f"`ifndef {NO_BOUND_STEP}"]
     for b in model.step_bounds:
-        rate = sched.render(b.rate, VERILOGA)
+        rate, current = sched.render(b.rate, VERILOGA), sched.render(b.current, VERILOGA)
+        floor = format_number(b.floor)
+        at_fixed_drive = f"ddx({rate}, V({b.node}))"
+        # 1/g as g/(g·g + 1e-300): the conductance g to the drive node takes the sign of
+        # the device's polarity, and an underflowed one must not divide by zero
+        g = f"ddx({current}, V({b.drive}))"
+        at_fixed_current = (f"{at_fixed_drive} - ddx({rate}, V({b.drive}))*ddx({current}, "
+                            f"V({b.node}))*{g}/({g}*{g} + 1e-300)")
         out += [f"        // {b.desc}",
-                f"        $bound_step({format_number(b.fraction)}/max(ddx({rate}, V({b.node})), "
-                f"{format_number(b.floor)}));"]
+                f"        $bound_step(min({format_number(b.fraction)}/max({at_fixed_drive}, "
+                f"{floor}), {format_number(b.current_fraction)}/max({at_fixed_current}, "
+                f"{floor})));"]
     return [*out, "`endif"]
 
 
