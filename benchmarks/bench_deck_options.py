@@ -8,7 +8,10 @@ drawn per cell, or all equal with ``--identical``), a 4 ms loop 0 → 2 V → 0 
 and time points (ngspice's ``rusage``), iterations per time point, and the mean cell
 resistance read at the end of the SET (R_on) and of the RESET (R_off) against the
 default options'; then, on ``--step-cells`` of the cells, how far R_on and R_off move
-from ``tmax`` 10 µs to 0.1 µs under each option set: what the options buy.
+from ``tmax`` 10 µs to 0.1 µs under each option set: what the options buy.  Last, at
+ngspice's defaults, the current module against issue 37's baseline rendering
+(``--baseline``, commit 4683b4a) on the same deck with identical and with ±10 % loads,
+alternating ``--repeats`` times.
 
 The VM is shared and noisy: read the ratios, measured side by side in one run.
 
@@ -74,11 +77,43 @@ def run(text: str, workdir: Path, loads: np.ndarray) -> dict[str, float]:
     return got
 
 
+def against_baseline(commit: str, current: Path, cells: int, repeats: int,
+                     workdir: Path) -> report.Table:
+    """The issue's deck at ngspice's defaults: today's module against ``commit``'s."""
+    from rram.spice import models
+
+    va = workdir / f"rram_{commit}.va"
+    va.write_text(report.committed(commit, "netlists/veriloga/rram.va"))
+    builds = {commit: models.compile_osdi(va), "current": current}
+    rng = np.random.default_rng(37)
+    rows = []
+    for kind in ("identical", "±10 % loads"):
+        loads = 5e3 * (np.ones(cells) if kind == "identical"
+                       else 1.0 + 0.1 * rng.uniform(-1, 1, cells))
+        runs: dict[str, list[dict[str, float]]] = {k: [] for k in builds}
+        for _ in range(repeats):
+            for name, osdi in builds.items():
+                runs[name].append(run(deck(osdi, loads, ""), workdir, loads))
+        rate = {k: cells / statistics.median(r["wall_s"] for r in rs) for k, rs in runs.items()}
+        for name, rs in runs.items():
+            s = rs[0]
+            row = [kind, name, f"{rate[name]:.1f}", f"{rate[name] / rate[commit]:.2f}",
+                   f"{s['iterations']:.0f}", f"{s['timepoints']:.0f}", f"{s['rejected']:.0f}",
+                   f"{s['iterations'] / s['timepoints']:.2f}"]
+            print("  " + "  ".join(row), flush=True)
+            rows.append(row)
+    return (f"The same deck at ngspice's defaults, against {commit} (median of {repeats} runs)",
+            ["loads", "module", "device-loops/s", f"× {commit}", "Newton iterations",
+             "time points", "rejected", "iterations per point"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--identical", action="store_true", help="every load 5 kΩ")
+    ap.add_argument("--baseline", default="4683b4a",
+                    help="commit whose rendering the current module runs beside")
     ap.add_argument("--step-cells", type=int, default=10,
                     help="cells of the step-dependence decks (tmax 10 us and 0.1 us)")
     report.add_option(ap)
@@ -131,6 +166,9 @@ def main() -> None:
             print(f"  {name:36s} tmax 10 us against 0.1 us: R_on {moved[0]:+.2f} %  "
                   f"R_off {moved[1]:+.2f} %  ({warned} singular-matrix warnings)", flush=True)
             steps.append([name, f"{moved[0]:+.2f}", f"{moved[1]:+.2f}", str(warned)])
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
+        versus = against_baseline(args.baseline, osdi, args.cells, args.repeats, Path(tmp))
     table = (f"{args.cells} cells on one source ({kind}), median of {args.repeats} runs",
              ["options", "device-loops/s", "singular-matrix warnings", "Newton iterations",
               "time points", "rejected",
@@ -141,7 +179,7 @@ def main() -> None:
         report.write(__file__, "What ngspice's options cost a many-cell OSDI deck",
                      "The recommended options against ngspice's defaults, one at a time, in "
                      "one many-cell deck, and their reads' dependence on the step cap",
-                     [table, step_table])
+                     [table, step_table, versus])
 
 
 if __name__ == "__main__":

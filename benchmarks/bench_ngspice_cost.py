@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -50,12 +49,6 @@ def run_deck(text: str, workdir: Path) -> dict[str, float]:
     stats = {k: float(re.search(p, out).group(1)) for k, p in ACCT.items()}
     stats["wall_s"] = wall
     return stats
-
-
-def _show(path: str) -> str:
-    """A committed file as the baseline commit has it."""
-    return subprocess.run(["git", "show", f"{BASELINE}:{path}"], capture_output=True,
-                          text=True, check=True, cwd=Path(__file__).parent).stdout
 
 
 def osdi_deck(osdi: Path, cells: list[dict[str, float]]) -> str:
@@ -107,9 +100,10 @@ def default_decks(workdir: Path) -> list[report.Table]:
     # the subcircuit as the baseline rendered it (its own card, the same loop)
     old = workdir / BASELINE
     (old / "ngspice").mkdir(parents=True, exist_ok=True)
-    (old / "ngspice" / "rram.lib").write_text(_show("netlists/ngspice/rram.lib"))
-    texts[f"subckt@{BASELINE}"] = _show("netlists/testbenches/dc-loop.cir").replace(
-        "../ngspice/rram.lib", str(old / "ngspice" / "rram.lib"))
+    library = old / "ngspice" / "rram.lib"
+    library.write_text(report.committed(BASELINE, "netlists/ngspice/rram.lib"))
+    texts[f"subckt@{BASELINE}"] = report.committed(
+        BASELINE, "netlists/testbenches/dc-loop.cir").replace("../ngspice/rram.lib", str(library))
     rows = []
     for name, text in texts.items():
         text = re.sub(r"^\.options (.*)$", r".options \1 acct", text, flags=re.M)
@@ -133,7 +127,7 @@ def many_cells(n: int, repeats: int, workdir: Path) -> list[report.Table]:
     from rram.variation import corner_cards, default_variation
 
     old_va = workdir / f"rram_{BASELINE}.va"
-    old_va.write_text(_show("netlists/veriloga/rram.va"))
+    old_va.write_text(report.committed(BASELINE, "netlists/veriloga/rram.va"))
     from rram.printers.veriloga_printer import NO_BOUND_STEP
 
     # "no hint": today's module built without its SET-runaway step hint

@@ -35,6 +35,12 @@ def _git(*args: str) -> str:
                           check=True).stdout.strip()
 
 
+def committed(commit: str, path: str) -> str:
+    """The text of the repository's ``path`` as ``commit`` has it (a baseline's
+    rendering, measured beside today's)."""
+    return _git("show", f"{commit}:{path}") + "\n"
+
+
 def _commit() -> str:
     try:
         head = _git("rev-parse", "--short", "HEAD")
