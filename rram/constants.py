@@ -27,6 +27,12 @@ VERILOGA_NAMES = {"kb_ev": "(`P_K/`P_Q)", "pi": "`M_PI"}
 #: Nanometre in metres: the gap and width states are stored in nm (O(1) node values).
 NM = 1e-9
 
+#: How far (m) a simulator leaves a state beyond a bound it stops at: its integrator
+#: overshoots (ngspice left a SET's gap at −0.006 nm; issue 37).  An instance's ``x0``
+#: takes a gap this far below 0, and the arrays put a state this far beyond a bound on
+#: it, so a state a simulation produced is always a valid start.
+STATE_OVERSHOOT_M = 1e-11
+
 #: Largest array side and wire sections per cell pitch an array spec accepts (the
 #: native linear path is measured to 1024; what fits in memory is checked per run).
 ARRAY_MAX_SIDE = 4096

@@ -275,3 +275,36 @@ def test_every_instance_parameter_takes_the_ends_of_its_range_in_ngspice(tmp_pat
     # (with the ends refused, ngspice 46 crashed after the messages: return code -11)
     assert proc.returncode == 0 and "out of bounds" not in out, out[-3000:]
     assert re.search(r"i\(v1\) = -?\d", out), out[-3000:]
+
+
+def test_a_gap_a_simulation_left_below_zero_is_a_valid_start_in_ngspice(tmp_path):
+    """Issue 37: ngspice leaves a SET's gap a little below 0 (−0.006 nm); a designer who
+    copies that state into thirty instances' ``x0`` gets a deck that runs (before: "Parameter
+    x0 is out of bounds" for each, and ngspice 46 crashed with 24 or more), and each cell
+    reads the LRS it is in.  Farther below 0 than a simulator overshoots stays an error."""
+    from rram.constants import STATE_OVERSHOOT_M
+    from rram.spice.models import osdi_module
+
+    card_lrs = {"x0": 0.0, "w0": MODEL.parameter("wlrs").default}
+
+    def deck(x0: float, cells: int) -> str:
+        lines = ["* states a simulation left", ".control", f"pre_osdi {osdi_module(MODEL)}",
+                 "set num_threads=1", ".endc", f".model m {MODEL.name}", "V1 a 0 dc 0.1"]
+        lines += [f"N{k} a 0 m x0={x0:g} w0={card_lrs['w0']:g}" for k in range(cells)]
+        lines += [f"N{cells} b 0 m x0=0 w0={card_lrs['w0']:g}", "V2 b 0 dc 0.1",
+                  ".op", ".control", "run", "print i(V1) i(V2)", ".endc", ".end"]
+        return "\n".join(lines) + "\n"
+
+    def run(text: str) -> tuple[int, str]:
+        (tmp_path / "d.cir").write_text(text)
+        proc = subprocess.run([shutil.which("ngspice"), "-b", "d.cir"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=300)
+        return proc.returncode, proc.stdout + proc.stderr
+
+    code, out = run(deck(-6e-12, 30))
+    assert code == 0 and "out of bounds" not in out, out[-3000:]
+    i1 = abs(float(re.search(r"i\(v1\) = (\S+)", out).group(1))) / 30
+    i2 = abs(float(re.search(r"i\(v2\) = (\S+)", out).group(1)))
+    assert i1 == pytest.approx(i2, rel=0.05)  # 6 pm of gap less: a hair more current
+    code, out = run(deck(-2 * STATE_OVERSHOOT_M, 1))
+    assert "x0 is out of bounds" in out

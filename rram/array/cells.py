@@ -16,7 +16,7 @@ import numpy as np
 
 from ..card import Card, CardBatch, carried_states, default_card, formed_state
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
-from ..constants import NM
+from ..constants import NM, STATE_OVERSHOOT_M
 from ..engine.static import TIP_GUESSES, solve_rounds
 from ..errors import ConvergenceError, InputError
 from ..status import Status
@@ -139,10 +139,9 @@ def named_pattern(name: str, shape: tuple[int, int], seed: int = 0) -> np.ndarra
     raise InputError(f"data pattern {name!r}: valid are {', '.join(PATTERNS)}")
 
 
-#: How far (nm) a state may lie beyond its bound and still be taken, at the bound: a
-#: simulator's integrator overshoots a bound it stops at (ngspice left a SET's gap at
-#: −0.006 nm, which an instance's x0 refuses; issue 37).  Farther out is an error.
-SNAP_NM = 0.01
+#: How far (nm) a state may lie beyond its bound and still be taken, at the bound
+#: (:data:`rram.constants.STATE_OVERSHOOT_M`).  Farther out is an error.
+SNAP_NM = STATE_OVERSHOOT_M / NM
 
 
 def with_states(spec: ArraySpec, cards: CardBatch, states: States | None) -> CardBatch:

@@ -23,7 +23,7 @@ rates ``x_recovery``/``w_recovery``.
 
 from __future__ import annotations
 
-from ..constants import KB_EV, NM
+from ..constants import KB_EV, NM, STATE_OVERSHOOT_M
 from ..expr import ZERO, Expr, polarity_weight, pos_sq, soft_clip
 from ..params import parameter as _p
 from .scope import AuxNode, Block, Constraint, Scope, V
@@ -36,7 +36,8 @@ PARAMETERS = (
     _p("polarity", 1, "", "+1: SET at positive V(te,be); -1: SET at negative V(te,be)",
        "switch", choices=(-1, 1)),
     _p("x0", 3.5e-9, "m", "Initial gap (state at t = 0 and DC anchor); x0 = l0 is the "
-       "pristine cell", "instance", 0, 5e-8, kind="instance", role="state"),
+       "pristine cell; down to -0.01 nm, a gap a simulation left just below 0",
+       "instance", -STATE_OVERSHOOT_M, 5e-8, kind="instance", role="state"),
     _p("w0", 0.5e-9, "m", "Initial CF width (diameter)", "instance", 1e-11, 1e-7,
        kind="instance", role="state"),
     # The programmed states an instance can start in (rram.states derives them from the
