@@ -77,6 +77,13 @@ def run(text: str, workdir: Path, loads: np.ndarray) -> dict[str, float]:
     return got
 
 
+def cell_loads(cells: int, identical: bool) -> np.ndarray:
+    """Each cell's load (Ω): 5 kΩ, or drawn within ±10 % of it (seed 37)."""
+    if identical:
+        return np.full(cells, 5e3)
+    return 5e3 * (1.0 + 0.1 * np.random.default_rng(37).uniform(-1, 1, cells))
+
+
 def against_baseline(commit: str, current: Path, cells: int, repeats: int,
                      workdir: Path) -> report.Table:
     """The issue's deck at ngspice's defaults: today's module against ``commit``'s."""
@@ -85,11 +92,9 @@ def against_baseline(commit: str, current: Path, cells: int, repeats: int,
     va = workdir / f"rram_{commit}.va"
     va.write_text(report.committed(commit, "netlists/veriloga/rram.va"))
     builds = {commit: models.compile_osdi(va), "current": current}
-    rng = np.random.default_rng(37)
     rows = []
     for kind in ("identical", "±10 % loads"):
-        loads = 5e3 * (np.ones(cells) if kind == "identical"
-                       else 1.0 + 0.1 * rng.uniform(-1, 1, cells))
+        loads = cell_loads(cells, kind == "identical")
         runs: dict[str, list[dict[str, float]]] = {k: [] for k in builds}
         for _ in range(repeats):
             for name, osdi in builds.items():
@@ -122,9 +127,7 @@ def main() -> None:
     from rram.spice import models
 
     osdi = models.osdi_module(default_card().model)
-    rng = np.random.default_rng(37)
-    loads = 5e3 * (1.0 if args.identical else 1.0 + 0.1 * rng.uniform(-1, 1, args.cells)) \
-        * np.ones(args.cells)
+    loads = cell_loads(args.cells, args.identical)
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in SETS}
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
