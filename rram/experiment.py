@@ -22,6 +22,7 @@ import numpy as np
 
 from .checks import is_number
 from .circuits import check_transistor
+from .dialects import BY_ENGINE
 from .engine.stimulus import (
     COMPLIANCE_RANGE,
     MAX_AMPLITUDE,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 CIRCUITS = ("compliance", "1t1r", "resistor")
 #: Simulators: the Python engine, its lockstep torch form (``rram[torch]``), and ngspice
 #: with the subcircuit or the compiled Verilog-A (OSDI).
-ENGINES = {"python": None, "torch": None, "ngspice": "subckt", "veriloga": "osdi"}
+ENGINES = {"python": None, "torch": None, **{e: d.kind for e, d in BY_ENGINE.items()}}
 #: Optional engines: plugins in a layer above this one (they need an extra), imported by
 #: name when asked for; each module has ``simulate`` with the Python engine's signature.
 PLUGIN_ENGINES = {"torch": "rram.torch.transient"}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from . import names
 from .card import Card
 from .constants import CELSIUS_ZERO
+from .dialects import Dialect, dialect
 from .errors import InputError
 from .expr import ZERO, Expr, Operand, as_expr, pos_sq, sym, symbols
 from .printers.format import format_number, number
@@ -136,9 +137,12 @@ class CellModel:
     name: str = "rram"
 
     def __post_init__(self) -> None:
-        if self.kind not in ("subckt", "osdi"):
-            raise InputError(f"cell model kind {self.kind!r} is not one of subckt, osdi")
+        dialect(self.kind, "cell model kind")
         check_net(self.name, "cell model name")
+
+    @property
+    def dialect(self) -> Dialect:
+        return dialect(self.kind)
 
 
 # Elements ---------------------------------------------------------------------------
@@ -346,7 +350,7 @@ class Cell:
         return (self.te, self.be)
 
     def instance_name(self, model: CellModel) -> str:
-        return ("X" if model.kind == "subckt" else "N") + self.name
+        return model.dialect.instance(self.name)
 
     def branches(self) -> tuple:
         """The model's branches between ``te`` and ``be`` (its internal nodes keep
@@ -370,7 +374,7 @@ class Cell:
         if self.state_nets is not None:
             ports += " " + " ".join(self.state_nets)
         head = f"{self.instance_name(model)} {ports}"
-        if model.kind == "subckt":
+        if not model.dialect.compiled:  # every parameter on the instance line
             return _lines(wrap_line(f"{head} {model.name} " + " ".join(
                 f"{k}={v}" for k, v in vals.items())))
         card = "\n".join(wrap_line(f".model {self.model} {model.name} " + " ".join(

@@ -28,6 +28,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from .card import Card, CardBatch
+from .dialects import dialect
 from .errors import InputError
 from .experiment import DCLoop, simulate_with
 from .metrics import loop_metrics
@@ -346,7 +347,7 @@ def render_library(card: Card, spec: VariationSpec, protocol: DCLoop, name: str,
 
     margs = marginals(card, spec)
     fixed = [m.parameter for m in margs if card.parameter(m.parameter).kind != "instance"]
-    if kind == "osdi" and fixed:
+    if dialect(kind).compiled and fixed:
         instance = sorted(p.name for p in card.model.parameters if p.kind == "instance")
         raise InputError(f"{', '.join(fixed)}: not instance parameters of the Verilog-A "
                          "module, so a cell cannot draw its own; the spec's carriers must "

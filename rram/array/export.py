@@ -10,11 +10,11 @@ an operating point; its vectors are the nets, ``i(vout<j>)`` (column outputs, A)
 
 from __future__ import annotations
 
+from ..dialects import dialect
 from ..errors import InputError
 from ..model import Model
 from ..netlist import Cell, CellModel, Netlist, VSource, deck, frozen_ports, state_net_names
 from ..spice import validate
-from ..spice.testbench import OSDI_THREADS_NOTE
 from .circuit import Circuit, to_netlist
 
 #: Name of the frozen-state rendering of the default model (subcircuit and OSDI module).
@@ -53,14 +53,14 @@ def header(kind: str, model: Model, osdi_path: str | None = None,
 
     KLU, as for every OSDI deck of this project (the subcircuit decks' reason for
     Sparse 1.3, the abrupt SET in a transient, does not arise at a frozen state)."""
-    if kind == "subckt":
+    d = dialect(kind)
+    if not d.compiled:
         return [".options klu", *frozen_subckt(model, name).splitlines()]
     if osdi_path is None:
         raise ValueError("an OSDI deck needs the path of the compiled module")
-    out = [OSDI_THREADS_NOTE, ".options klu num_threads=1"]
+    out = [*d.note(), ".options klu num_threads=1"]
     if in_deck_osdi:
-        out += [".control", f"pre_osdi {validate.path(osdi_path, 'OSDI path')}",
-                "set num_threads=1", ".endc"]
+        out += d.load(validate.path(osdi_path, "OSDI path"))
     return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constants import NM
+from ..dialects import dialect
 from .cells import States, cell_parameters, with_states
 from .export import frozen_osdi, render_write, state_nets
 from .spec import ArraySpec
@@ -49,14 +50,12 @@ def ngspice_write(spec: ArraySpec, cell: tuple[int, int], pulse: PulseTrain,
     P = with_states(spec, cell_parameters(spec), states)
     c = write_circuit(spec, cell, scheme, pulse.amplitude, P)
     session = NgspiceSession.get()
-    if kind == "osdi":
+    path = None
+    if dialect(kind).compiled:
         path = frozen_osdi(P.model)
         session.load_osdi(path)
-        deck = render_write(c, pulse.rise, pulse.width, pulse.fall, pulse.gap, pulse.count,
-                            "osdi", path, in_deck_osdi=False, max_step=max_step)
-    else:
-        deck = render_write(c, pulse.rise, pulse.width, pulse.fall, pulse.gap, pulse.count,
-                            "subckt", max_step=max_step)
+    deck = render_write(c, pulse.rise, pulse.width, pulse.fall, pulse.gap, pulse.count,
+                        kind, path, in_deck_osdi=False, max_step=max_step)
     t0 = time.perf_counter()
     vec = session.run(deck).vectors
     seconds = time.perf_counter() - t0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from ..dialects import KINDS, dialect
 from ..errors import InputError
 from .array_options import CELL, progress_bar, spec_command, spec_options
 from .common import (
@@ -24,7 +25,7 @@ from .common import (
               help="Row voltage (V).")
 @click.option("--v-gate", type=float, default=1.8, show_default=True, callback=finite,
               help="1T1R gate voltage (V).")
-@click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
+@click.option("--model", "model_kind", type=click.Choice(list(KINDS)),
               default="subckt", show_default=True,
               help="Cells as the subcircuit (inline in the deck) or the compiled OSDI module.")
 @click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
@@ -49,14 +50,15 @@ def netlist(spec, states, v_read, v_gate, model_kind, model_path, name, out, **_
     name = name or default
     validate.identifier(name, "--name")
 
-    if model_path and model_kind != "osdi":
+    compiled = dialect(model_kind).compiled
+    if model_path and not compiled:
         raise InputError("--model-path names the .osdi file of --model osdi; the subckt "
                          "cells are inline in the deck")
     c = build(spec, v_read, states, v_gates=v_gate)
-    if model_kind == "osdi" and not model_path:
+    if compiled and not model_path:
         # a path of the deck's own folder, as rram netlist's: portable, where a cache
         # path of this machine is not
-        model_path = f"{name}.osdi"
+        model_path = name + dialect(model_kind).suffix
         named = "" if name == default else f" --name {name}"
         echo_err(f"the deck loads {model_path} from its folder: rram export --format "
                  f"veriloga --frozen{named} --out {name}.va, then openvaf-r {name}.va")

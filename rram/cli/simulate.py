@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from .. import __version__
+from ..dialects import BY_FORMAT, KINDS, dialect
 from ..errors import InputError
 from .common import (
     OutputFolder,
@@ -137,7 +138,7 @@ def demo(out: str, card_path: str | None) -> None:
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["spice", "veriloga"]), required=True,
+@click.option("--format", "fmt", type=click.Choice(list(BY_FORMAT)), required=True,
               help="spice: ngspice .subckt library; veriloga: CMC-style Verilog-A module.")
 @card_option("Model card JSON whose values become the defaults [default: the built-in card].")
 @click.option("--name", default=None,
@@ -194,8 +195,8 @@ def export(fmt: str, card_path: str | None, name: str | None, frozen: bool,
         median = median_device(card, spec, protocol)
         if stats is not None:
             click.echo("the corners: design points at the Φ(±3) quantiles ...", err=True)
-            library = render_library(card, spec, protocol, name,
-                                     "osdi" if fmt == "veriloga" else "subckt", median)
+            library = render_library(card, spec, protocol, name, BY_FORMAT[fmt].kind,
+                                     median)
         card = median
         folded = f", the spec's median device: {', '.join(spec.parameters)} moved"
     text = render_export(card, fmt, name, frozen_ports(card.model) if frozen else ())
@@ -233,7 +234,7 @@ def _assignments(values: tuple[str, ...], what: str) -> dict[str, float]:
 @click.option("--set", "settings", multiple=True, metavar="NAME=VALUE",
               help="Testbench setting (repeatable); `rram netlist KIND --help-settings` "
                    "lists them.")
-@click.option("--model", "model_kind", type=click.Choice(["subckt", "osdi"]),
+@click.option("--model", "model_kind", type=click.Choice(list(KINDS)),
               default="subckt", show_default=True,
               help="Use the ngspice subcircuit or a compiled OSDI module.")
 @click.option("--model-path", type=ReferencedPath(dir_okay=False), default=None,
@@ -267,7 +268,7 @@ def netlist(kind, card_path, settings, model_kind, model_path, name, instance, o
     from ..spice import validate
 
     validate.identifier(name, "--name")
-    path = model_path or (f"{name}.lib" if model_kind == "subckt" else f"{name}.osdi")
+    path = model_path or name + dialect(model_kind).suffix
     tb = build(kind, _assignments(settings, "--set"), load_card(card_path),
                ModelRef(model_kind, path, name=name), instance=instance,
                options=_assignments(options, "--option"), tmax=tmax, print_results=True)

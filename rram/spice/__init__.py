@@ -14,9 +14,9 @@ from typing import Any
 
 from .testbench import KINDS, MODELS, ModelRef, Testbench
 
-_RUNNER = ("ENGINE_MODELS", "SpiceOptions", "simulate_spice")
+_RUNNER = ("SpiceOptions", "simulate_spice")
 
-__all__ = ["ENGINE_MODELS", "KINDS", "MODELS", "ModelRef", "SpiceOptions", "Testbench",
+__all__ = ["KINDS", "MODELS", "ModelRef", "SpiceOptions", "Testbench",
            "simulate_spice"]
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..card import Card, CardBatch
 from ..circuits import CIRCUIT_PARAMETERS
+from ..dialects import dialect
 from ..engine.run import SimResult, electrodes, engine_circuit, prepare_inputs
 from ..engine.stimulus import Stimulus
 from ..errors import ConvergenceError, InputError
@@ -25,9 +26,6 @@ from ..status import N_STATS, Stat, Status
 from . import models
 from .ngspice import NgspiceSession
 from .testbench import ModelRef, Testbench, render_batch
-
-#: Engine name -> model rendering.
-ENGINE_MODELS = {"ngspice": "subckt", "veriloga": "osdi"}
 
 
 @dataclass(frozen=True)
@@ -91,11 +89,10 @@ TIGHT_SPICE_OPTIONS = {"reltol": 1e-6, "chgtol": 1e-18, "abstol": 1e-15}
 def model_ref(model: str, device: Model) -> ModelRef:
     """The rendered or compiled file of ``device`` (a model) for ``model``
     (``subckt``: the subcircuit library, ``osdi``: the compiled Verilog-A)."""
-    if model == "subckt":
-        return ModelRef("subckt", str(models.subckt_library(device)))
-    if model == "osdi":
-        return ModelRef("osdi", str(models.osdi_module(device)), in_deck_osdi=False)
-    raise InputError(f"model {model!r} is not one of subckt, osdi")
+    d = dialect(model, "model")
+    if d.compiled:  # the runner's session loads the module once
+        return ModelRef(d.kind, str(models.osdi_module(device)), in_deck_osdi=False)
+    return ModelRef(d.kind, str(models.subckt_library(device)))
 
 
 def _samples(t, wave: dict[str, np.ndarray], card: Card, st: Stimulus,
@@ -200,7 +197,7 @@ def simulate_spice(
     names = [p.name for p in CIRCUIT_PARAMETERS]
     ref = model_ref(model, batch_cards.model)
     session = NgspiceSession.get()
-    if ref.kind == "osdi":
+    if ref.dialect.compiled:
         session.load_osdi(ref.path)
     nseg_max = max(s.times.size - 1 for s in stimuli)
     events = {k: np.full((n, nseg_max), np.nan) for k in EVENT_KEYS}
@@ -269,7 +266,7 @@ def simulate_spice(
             bar.update(len(group))
     if bar is not None:
         bar.close()
-    meta = {"engine": {"subckt": "ngspice", "osdi": "veriloga"}[ref.kind],
+    meta = {"engine": ref.dialect.engine,
             "ngspice_version": session.version, "model_path": ref.path, "retries": retries}
     return SimResult(circuit, batch_cards, cp, stimuli, samples, status, stats, events, meta)
 

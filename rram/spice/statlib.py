@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
+from ..dialects import dialect
 from ..printers.format import format_number, wrap_spice
 from . import validate
 
@@ -104,13 +105,19 @@ def _cell(name: str, kind: str, values: Sequence[tuple[str, str]]) -> list[str]:
                    [f"{p}={v}" for p, v in values] + _PASSED_ON)
 
 
+def _model(name: str, kind: str) -> str:
+    """What the cell instantiates: the subcircuit ``name``, or a ``.model`` of the
+    compiled module ``name``."""
+    return f"{name}_m" if dialect(kind).compiled else name
+
+
 def _device(name: str, kind: str) -> str:
-    return f"X1 te be {name}" if kind == "subckt" else f"N1 te be {name}_m"
+    return f"{dialect(kind).instance('1')} te be {_model(name, kind)}"
 
 
 def _section(label: str, comment: str, name: str, kind: str, lines: Sequence[str]
              ) -> list[str]:
-    model = [] if kind == "subckt" else [f".model {name}_m {name}"]
+    model = [f".model {_model(name, kind)} {name}"] if dialect(kind).compiled else []
     return ["", f"* {comment}", f".lib {label}", *model, *lines, f".endl {label}"]
 
 
@@ -123,8 +130,7 @@ def render_statlib(name: str, kind: str, marginals: Sequence[_Marginal],
     spice``); ``nominal``: each carrier's nominal value; ``corners``: (section, comment,
     carrier values); ``header``: comment lines (provenance)."""
     validate.identifier(name, "model name")
-    if kind not in ("osdi", "subckt"):
-        raise ValueError(f"kind {kind!r}: valid are osdi, subckt")
+    dialect(kind)
     mode = any(m.share > 0 for m in marginals)
     out = [f"* {line}" for line in header]
     out += _section("tt", "typical: the median device", name, kind,

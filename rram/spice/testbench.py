@@ -26,6 +26,8 @@ import numpy as np
 
 from ..card import Card, default_card
 from ..circuits import CIRCUIT_PARAMETERS, device_netlist
+from ..dialects import KINDS as KINDS_OF_MODEL
+from ..dialects import ONE_THREAD, Dialect, dialect
 from ..engine.stimulus import Stimulus
 from ..errors import InputError
 from ..events import OPTIONAL_END_COLUMNS
@@ -42,7 +44,7 @@ from ..netlist import (
 from . import validate
 
 KINDS = ("resistor", "compliance", "1t1r")
-MODELS = ("subckt", "osdi")
+MODELS = KINDS_OF_MODEL
 INTEGRATION_METHODS = validate.NGSPICE_OPTIONS["method"].choices
 #: Gear (BDF2) is L-stable: trapezoidal integration rings on the ~10 ps thermal node
 #: and on the stiff SET/RESET state equations when steps are much longer than those.
@@ -50,16 +52,6 @@ INTEGRATION_METHODS = validate.NGSPICE_OPTIONS["method"].choices
 #: per cent (the runaway amplifies the state error); at 1e-4 it moves by a few per cent
 #: and the resistances by < 0.5 % (tests/test_spice_transient.py uses tighter ones).
 DEFAULT_OPTIONS: dict[str, float | str] = {"method": "gear", "reltol": 1e-4}
-#: Why every OSDI deck sets ``num_threads=1`` (written into the deck as a comment).
-#: ngspice 46 evaluates OSDI models with OpenMP; Debian's spinit sets
-#: ``num_threads=8``, and on a loaded 2-core machine a 20-loop 1T1R deck took 5.6-7.9 s
-#: with it and 0.5 s with one thread.  ``.options num_threads=1`` alone does not help
-#: there: the spinit's global variable shadows the deck's option, so decks that load the
-#: model themselves also ``set num_threads=1`` in their ``.control`` block (the runner's
-#: session sets it once for the shared library, :mod:`rram.spice.ngspice`).
-OSDI_THREADS_NOTE = ("* num_threads=1: ngspice 46 evaluates OSDI models with OpenMP threads, "
-                     "10-80x slower on a loaded machine; 'set num_threads=1' beside pre_osdi "
-                     "overrides spinit's value, which .options alone does not")
 CIRCUIT_DEFAULTS = {p.name: p.default for p in CIRCUIT_PARAMETERS}
 
 
@@ -83,11 +75,14 @@ class ModelRef:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in MODELS:
-            raise InputError(f"model kind {self.kind!r} is not one of {', '.join(MODELS)}")
+        dialect(self.kind)
         validate.path(self.path, "model path")
         if self.name is not None:
             validate.identifier(self.name, "model name")
+
+    @property
+    def dialect(self) -> Dialect:
+        return dialect(self.kind)
 
 
 @dataclass(frozen=True)
@@ -133,12 +128,11 @@ class Testbench:
 
     # Names of the probed vectors ------------------------------------------------
     def instance_name(self, suffix: str = "") -> str:
-        return ("X" if self.model.kind == "subckt" else "N") + self.instance + suffix
+        return self.model.dialect.instance(self.instance + suffix)
 
     def node(self, internal: str, suffix: str = "") -> str:
         """ngspice vector name of an internal node of the cell."""
-        inst = self.instance_name(suffix).lower()
-        return f"v({inst}.{internal})" if self.model.kind == "subckt" else f"v({inst}#{internal})"
+        return self.model.dialect.vector(self.instance_name(suffix), internal)
 
     def vectors(self, suffix: str = "") -> dict[str, str]:
         """Quantity -> ngspice vector (time, applied and cell voltages, current, states)."""
@@ -170,19 +164,17 @@ class Testbench:
 
     # Rendering -------------------------------------------------------------------
     def _model_header(self) -> list[str]:
-        if self.model.kind == "subckt":
-            return [f".include {self.model.path}"]
-        if self.model.in_deck_osdi:
-            return [".control", f"pre_osdi {self.model.path}", f"set {self._threads()}",
-                    ".endc"]
-        return []
+        d = self.model.dialect
+        if d.compiled and not self.model.in_deck_osdi:
+            return []  # the runner's session has loaded it
+        return d.load(self.model.path, self._threads())
 
     def _threads(self) -> str:
         """``num_threads=N`` of an OSDI deck: 1 unless the user's options say otherwise."""
         for name, value in self.options.items():
             if isinstance(name, str) and name.lower() == "num_threads":
                 return validate.option(name, value)[1]
-        return "num_threads=1"
+        return ONE_THREAD
 
     def _netlist(self, suffix: str) -> Netlist:
         """The cell and its circuit (:func:`rram.circuits.device_netlist`)."""
@@ -221,14 +213,9 @@ class Testbench:
         defaults and the user's entries, each checked against
         :data:`rram.spice.validate.NGSPICE_OPTIONS` (name and range).
 
-        The solver depends on the rendering.  OSDI decks use KLU: with ngspice's default
-        Sparse 1.3 a 1T1R cell whose transistor is off at t = 0 meets a near-singular DC
-        matrix.  Subcircuit decks use Sparse 1.3: KLU refactorises with the pivots of the
-        first factorisation, and the B-sources' Jacobian changes by decades at the abrupt
-        SET and at a RESET through a series resistance (KLU then reports a singular
-        matrix and the step collapses), while Sparse 1.3 re-pivots and runs every deck.
-        OSDI decks also set ``num_threads=1`` (:data:`OSDI_THREADS_NOTE`).  A user's
-        ``klu``/``sparse``/``num_threads`` entry replaces the rendering's choice."""
+        The solver is the rendering's (:attr:`rram.dialects.Dialect.solver`); compiled
+        decks also set ``num_threads=1`` (:data:`rram.dialects.OSDI_THREADS_NOTE`).  A
+        user's ``klu``/``sparse``/``num_threads`` entry replaces the rendering's choice."""
         entries: dict[str, str] = {}
         for name, value in {**DEFAULT_OPTIONS, **self.options}.items():
             key, text = validate.option(name, value)
@@ -236,11 +223,11 @@ class Testbench:
         if "klu" in entries and "sparse" in entries:
             raise InputError("options klu and sparse exclude each other: give one")
         words = []
-        if self.model.kind == "osdi":
-            if "klu" not in entries and "sparse" not in entries:
-                words.append("klu")
-            if "num_threads" not in entries:
-                words.append(self._threads())
+        d = self.model.dialect
+        if d.solver and "klu" not in entries and "sparse" not in entries:
+            words.append(d.solver)
+        if d.compiled and "num_threads" not in entries:
+            words.append(self._threads())
         return " ".join(words + list(entries.values()))
 
     def _cell_lines(self, suffix: str) -> list[str]:
@@ -251,8 +238,7 @@ class Testbench:
               cards: Sequence[Card] = ()) -> str:
         st = self.stimulus
         out = [f"* {title}", "* generated by rram; circuit " + self.circuit]
-        if self.model.kind == "osdi":
-            out.append(OSDI_THREADS_NOTE)
+        out += self.model.dialect.note()
         out += [f".options {self._option_text()}",
                 *temperature_line(cards or (self.card,)), *self._model_header()]
         sources = [self._pwl("bl", "bl", st.times, st.volts)]
