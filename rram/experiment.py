@@ -22,7 +22,7 @@ import numpy as np
 
 from .checks import is_number
 from .circuits import check_transistor
-from .dialects import BY_ENGINE
+from .dialects import BY_ENGINE, OSDI
 from .engine.stimulus import (
     COMPLIANCE_RANGE,
     MAX_AMPLITUDE,
@@ -41,9 +41,11 @@ if TYPE_CHECKING:
 
 #: Circuits of a DC loop (:mod:`rram.circuits`).
 CIRCUITS = ("compliance", "1t1r", "resistor")
-#: Simulators: the Python engine, its lockstep torch form (``rram[torch]``), and ngspice
-#: with the subcircuit or the compiled Verilog-A (OSDI).
-ENGINES = {"python": None, "torch": None, **{e: d.kind for e, d in BY_ENGINE.items()}}
+#: Simulators → the model rendering each runs (None: the equations in Python): the
+#: Python engine, its lockstep torch form (``rram[torch]``), ngspice with the subcircuit
+#: or the compiled Verilog-A (OSDI), and VACASK with the compiled Verilog-A.
+ENGINES = {"python": None, "torch": None, **{e: d.kind for e, d in BY_ENGINE.items()},
+           "vacask": OSDI.kind}
 #: Optional engines: plugins in a layer above this one (they need an extra), imported by
 #: name when asked for; each module has ``simulate`` with the Python engine's signature.
 PLUGIN_ENGINES = {"torch": "rram.torch.transient"}
@@ -257,8 +259,8 @@ def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimul
                   options: Options | None = None, spice_options=None, batch: int = 1,
                   record: bool = True) -> SimResult:
     """Simulate with ``engine`` (:data:`ENGINES`): the Python engine (compiled, or in
-    torch lockstep) with ``options`` (``record=False``: events only), or ngspice with
-    ``spice_options``
+    torch lockstep) with ``options`` (``record=False``: events only), or ngspice or
+    VACASK with ``spice_options``
     (:class:`rram.spice.SpiceOptions`; ``batch`` devices that share a stimulus per
     deck).  The result type is the same whichever ran."""
     check_engine(engine)
@@ -271,6 +273,11 @@ def simulate_with(engine: str, circuit: str, stimuli: Stimulus | Sequence[Stimul
 
         return simulate(circuit, stimuli, cards=cards, circuit_params=circuit_params,
                         options=options, record=record)
+    if engine == "vacask":
+        from .spice.runner import simulate_vacask
+
+        return simulate_vacask(circuit, stimuli, cards=cards, circuit_params=circuit_params,
+                               options=spice_options, batch=batch)
     from .spice import simulate_spice
 
     return simulate_spice(circuit, stimuli, cards=cards, circuit_params=circuit_params,

@@ -429,6 +429,12 @@ _LETTER = {Resistor: "r", Capacitor: "c", VSource: "v", Behavioural: "b", Nmos: 
            Cell: "x"}
 
 
+def spice_name(e: Element) -> str:
+    """The element's SPICE name, lower case: its type's letter and its name (unique
+    within a :class:`Netlist`)."""
+    return _LETTER[type(e)] + e.name.lower()
+
+
 def element_lines(elements: Iterable[Element], model: CellModel) -> list[str]:
     cards: dict[str, str] = {}
     out: list[str] = []
@@ -445,18 +451,24 @@ def element_lines(elements: Iterable[Element], model: CellModel) -> list[str]:
 
 
 def temperature_line(cards: Iterable[Card]) -> list[str]:
-    """The deck's ``.temp`` line (°C): the simulation ambient (``tamb``, K) its cells'
-    cards share; none for no cells.  ngspice has one temperature per run, so cells at
-    different ambients cannot share a deck (an instance's own offset is ``dtamb``)."""
+    """The deck's ``.temp`` line (°C, :func:`ambient_celsius`); none for no cells."""
+    celsius = ambient_celsius(cards)
+    return [] if celsius is None else [f".temp {format_number(celsius)}"]
+
+
+def ambient_celsius(cards: Iterable[Card]) -> float | None:
+    """The simulation ambient (°C) the cells' cards share (``tamb``, K); None for no
+    cells.  A simulator has one temperature per run, so cells at different ambients
+    cannot share a deck (an instance's own offset is ``dtamb``)."""
     temps = sorted({float(c["tamb"]) for c in cards})
     if not temps:
-        return []
+        return None
     if len(temps) > 1:
         raise InputError(
             "cells at different ambient temperatures (" + ", ".join(f"{t:g}" for t in temps)
-            + " K) cannot share one deck: ngspice has one .temp per run (an instance's own "
-            "offset is dtamb)")
-    return [f".temp {format_number(round(temps[0] - CELSIUS_ZERO, 9))}"]
+            + " K) cannot share one deck: a simulator has one temperature per run (an "
+            "instance's own offset is dtamb)")
+    return round(temps[0] - CELSIUS_ZERO, 9)
 
 
 def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Sequence[str],
@@ -479,4 +491,4 @@ def deck(netlist: Netlist, model: CellModel, header: Sequence[str], analysis: Se
 
 __all__ = ["GROUND", "Behavioural", "Capacitor", "Cell", "CellModel", "Element", "Netlist",
            "Nmos", "Resistor", "V", "VSource", "check_net", "deck", "element_lines",
-           "temperature_line", "wrap_line"]
+           "spice_name", "temperature_line", "wrap_line"]

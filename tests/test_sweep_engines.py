@@ -19,14 +19,15 @@ def metrics(engine: str) -> pd.Series:
     return loop_metrics(run_sweep(DCLoop.of_sweep(), engine=engine)).iloc[0][list(METRICS)]
 
 
-@pytest.mark.parametrize("engine", ["veriloga", pytest.param("ngspice", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("engine", ["veriloga", "vacask",
+                                    pytest.param("ngspice", marks=pytest.mark.slow)])
 def test_default_sweep_matches_the_python_engine(engine):
     ref, got = metrics("python"), metrics(engine)
     rel = ((got - ref).abs() / ref.abs()).astype(float)
     assert (rel <= 0.01).all(), rel.to_dict()
 
 
-@pytest.mark.parametrize("engine", ["python", "veriloga"])
+@pytest.mark.parametrize("engine", ["python", "veriloga", "vacask"])
 def test_cli_sweep_writes_the_same_table_for_each_engine(engine, tmp_path):
     out = tmp_path / f"{engine}.csv"
     result = CliRunner().invoke(main, ["sweep", "--engine", engine, "--out", str(out)])

@@ -236,8 +236,9 @@ def engine_option() -> Callable:
     return click.option("--engine", type=click.Choice(list(ENGINES)), default="python",
                         show_default=True,
                         help="Simulator: the Python engine, the same engine in torch "
-                             "lockstep (rram[torch]), ngspice with the subcircuit, or "
-                             "ngspice with the compiled Verilog-A.")
+                             "lockstep (rram[torch]), ngspice with the subcircuit, "
+                             "ngspice with the compiled Verilog-A, or VACASK with the "
+                             "compiled Verilog-A.")
 
 
 def variation_option(default: str) -> Callable:

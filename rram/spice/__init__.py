@@ -2,7 +2,9 @@
 
 Only :mod:`rram.spice.ngspice` imports PySpice.  :func:`simulate_spice` runs a circuit
 through the ngspice subcircuit (``model="subckt"``) or the OSDI build of the Verilog-A
-module (``model="osdi"``) and returns the Python engine's result type.
+module (``model="osdi"``) and returns the Python engine's result type;
+:func:`simulate_vacask` runs the same circuits with the module in VACASK, through the
+same batch runner.
 
 The runner (and with it the compiled engine) loads on first use, so that rendering decks
 — and ``rram generate``, which re-renders the engine's own kernels — never imports them.
@@ -14,10 +16,10 @@ from typing import Any
 
 from .testbench import KINDS, MODELS, ModelRef, Testbench
 
-_RUNNER = ("SpiceOptions", "simulate_spice")
+_RUNNER = ("SpiceOptions", "simulate_spice", "simulate_vacask")
 
 __all__ = ["KINDS", "MODELS", "ModelRef", "SpiceOptions", "Testbench",
-           "simulate_spice"]
+           "simulate_spice", "simulate_vacask"]
 
 
 def __getattr__(name: str) -> Any:

@@ -35,6 +35,12 @@ def _cached(text: str, suffix: str) -> Path:
     return path
 
 
+def cached_text(text: str, suffix: str) -> Path:
+    """Path of ``text`` in the model cache (a folder named after its hash; ``suffix``
+    ends the file name), written once."""
+    return _cached(text, suffix)
+
+
 # The renderings are pure functions of the (immutable) model: render each once per
 # process, not once per simulation (a Monte Carlo runs thousands).
 @functools.lru_cache(maxsize=16)

@@ -1,4 +1,5 @@
-"""Run testbenches in ngspice (subcircuit or OSDI model) and return engine results.
+"""Run testbenches in ngspice (subcircuit or OSDI model) or VACASK (OSDI) and return
+engine results: one batch runner, a host per simulator.
 
 :func:`simulate_spice` takes the same arguments as :func:`rram.engine.run.simulate` and
 returns the same :class:`~rram.engine.run.SimResult`, so ``frame()``,
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -125,8 +127,9 @@ def _waves(run, vec: Mapping[str, str]) -> dict[str, np.ndarray]:
     return {k: run.vectors[v] for k, v in vec.items() if v != "0"}
 
 
-def _run_with_retries(session, bench: Testbench, opts: SpiceOptions):
-    """(waveforms, retries used): the deck at each of :meth:`SpiceOptions.attempts`.
+def _run_with_retries(run, bench: Testbench, opts: SpiceOptions):
+    """(waveforms, retries used): ``run`` of the bench at each of
+    :meth:`SpiceOptions.attempts`.
 
     ngspice does not return to the last converged point after a failed Newton iteration
     (it cuts the step from the failed iterate), so a rare step sequence through the
@@ -135,23 +138,55 @@ def _run_with_retries(session, bench: Testbench, opts: SpiceOptions):
     attempts = opts.attempts(bench)
     for attempt, (cap, extra) in enumerate(attempts):
         tb = replace(bench, tmax=cap, options={**bench.options, **extra})
-        vec = tb.vectors()
         try:
-            run = session.run(tb.render(), [v for v in vec.values() if v != "0"])
+            return run([tb])[0], attempt
         except ConvergenceError:
             if attempt == len(attempts) - 1:
                 raise
-            continue
-        return _waves(run, vec), attempt
     raise AssertionError("unreachable")
 
 
-def _run_batch(session, benches: list[Testbench]) -> list[dict[str, np.ndarray]]:
-    """Waveforms of every cell of one batched deck (raises if the deck fails)."""
-    vecs = [tb.vectors(f"_{i}") for i, tb in enumerate(benches)]
-    wanted = sorted({v for vec in vecs for v in vec.values() if v != "0"})
-    run = session.run(render_batch(benches), wanted)
-    return [_waves(run, vec) for vec in vecs]
+class _Ngspice:
+    """The host of :func:`simulate_spice`: the shared ngspice session."""
+
+    def __init__(self, ref: ModelRef):
+        self.ref, self.session = ref, NgspiceSession.get()
+        if ref.dialect.compiled:
+            self.session.load_osdi(ref.path)
+
+    def run(self, benches: list[Testbench]) -> list[dict[str, np.ndarray]]:
+        """Waveforms of every cell of one (batched) deck; raises if the deck fails."""
+        if len(benches) == 1:
+            vecs = [benches[0].vectors()]
+            text = benches[0].render()
+        else:
+            vecs = [tb.vectors(f"_{i}") for i, tb in enumerate(benches)]
+            text = render_batch(benches)
+        wanted = sorted({v for vec in vecs for v in vec.values() if v != "0"})
+        run = self.session.run(text, wanted)
+        return [_waves(run, vec) for vec in vecs]
+
+    def meta(self) -> dict:
+        return {"engine": self.ref.dialect.engine, "ngspice_version": self.session.version,
+                "model_path": self.ref.path}
+
+
+class _Vacask:
+    """The host of :func:`simulate_vacask`: one VACASK process per (batched) netlist."""
+
+    def __init__(self, ref: ModelRef):
+        self.ref = ref
+
+    def run(self, benches: list[Testbench]) -> list[dict[str, np.ndarray]]:
+        from .vacask import run_vacask
+        from .vacask_deck import render
+
+        text, vecs = render(benches, Path(self.ref.path))
+        result = run_vacask(text, timeout=3600)["tr"]
+        return [{k: result[v] for k, v in vec.items() if v != "0"} for vec in vecs]
+
+    def meta(self) -> dict:
+        return {"engine": "vacask", "model_path": self.ref.path}
 
 
 def _groups(stimuli: Sequence[Stimulus], batch: int) -> list[list[int]]:
@@ -186,6 +221,37 @@ def simulate_spice(
     :meth:`SimResult.raise_on_failure`, which raises the typed
     :class:`~rram.errors.ConvergenceError`); other ngspice errors raise at once.
     """
+    return _simulate(lambda device: _Ngspice(model_ref(model, device)), f"ngspice {model}",
+                     circuit, stimuli, cards, circuit_params, options, n_devices, progress,
+                     thresholds, batch)
+
+
+def simulate_vacask(
+    circuit: str,
+    stimuli: Stimulus | Sequence[Stimulus],
+    cards: Card | Sequence[Card] | CardBatch | None = None,
+    circuit_params: Mapping[str, object] | None = None,
+    options: SpiceOptions | None = None,
+    n_devices: int | None = None,
+    progress: bool = False,
+    thresholds: np.ndarray | None = None,
+    batch: int = 1,
+) -> SimResult:
+    """Simulate each device in VACASK with the compiled Verilog-A module, the circuits
+    spelt by :mod:`rram.spice.vacask_deck`; arguments and result as
+    :func:`simulate_spice` (``options.spice_options`` are ngspice's and do not apply)."""
+    def host(device: Model) -> _Vacask:
+        return _Vacask(ModelRef("osdi", str(models.osdi_module(device)), in_deck_osdi=False))
+
+    return _simulate(host, "vacask", circuit, stimuli, cards, circuit_params, options,
+                     n_devices, progress, thresholds, batch)
+
+
+def _simulate(make_host, label: str, circuit, stimuli, cards, circuit_params,
+              options: SpiceOptions | None, n_devices, progress: bool, thresholds,
+              batch: int) -> SimResult:
+    """The batch runner every simulator host shares: decks per device or per batch,
+    retries, events from the host's own time points, the result."""
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise InputError(f"batch must be a positive integer, got {batch!r}")
     opts = options or SpiceOptions()
@@ -195,10 +261,7 @@ def simulate_spice(
     circ = engine_circuit(circuit, batch_cards.model)
     n = len(stimuli)
     names = [p.name for p in CIRCUIT_PARAMETERS]
-    ref = model_ref(model, batch_cards.model)
-    session = NgspiceSession.get()
-    if ref.dialect.compiled:
-        session.load_osdi(ref.path)
+    host = make_host(batch_cards.model)
     nseg_max = max(s.times.size - 1 for s in stimuli)
     events = {k: np.full((n, nseg_max), np.nan) for k in EVENT_KEYS}
     status = np.zeros(n, np.int64)
@@ -208,7 +271,7 @@ def simulate_spice(
 
     def bench(d: int) -> Testbench:
         tb = Testbench(circuit, stimuli[d], card_list[d], dict(zip(names, cp[d], strict=True)),
-                       ref, options=opts.spice_options)
+                       host.ref, options=opts.spice_options)
         cap = opts.tmax if opts.tmax is not None else tb.step_max
         return replace(tb, tmax=cap * opts.tmax_scale)
 
@@ -236,7 +299,7 @@ def simulate_spice(
     def single(d: int) -> None:
         tb = bench(d)
         try:
-            wave, retries[d] = _run_with_retries(session, tb, opts)
+            wave, retries[d] = _run_with_retries(host.run, tb, opts)
         except ConvergenceError as err:
             status[d] = Status.STEP_TOO_SMALL
             retries[d] = len(opts.attempts(tb)) - 1
@@ -249,14 +312,14 @@ def simulate_spice(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=n, unit="device", desc=f"ngspice {model} {circuit}",
+        bar = tqdm(total=n, unit="device", desc=f"{label} {circuit}",
                    disable=None)
     for group in _groups(stimuli, batch):
         if len(group) == 1:
             single(group[0])
         else:
             try:
-                for d, wave in zip(group, _run_batch(session, [bench(d) for d in group]),
+                for d, wave in zip(group, host.run([bench(d) for d in group]),
                                    strict=True):
                     store(d, wave)
             except ConvergenceError:
@@ -266,7 +329,6 @@ def simulate_spice(
             bar.update(len(group))
     if bar is not None:
         bar.close()
-    meta = {"engine": ref.dialect.engine,
-            "ngspice_version": session.version, "model_path": ref.path, "retries": retries}
+    meta = {**host.meta(), "retries": retries}
     return SimResult(circuit, batch_cards, cp, stimuli, samples, status, stats, events, meta)
 

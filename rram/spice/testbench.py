@@ -241,17 +241,7 @@ class Testbench:
         out += self.model.dialect.note()
         out += [f".options {self._option_text()}",
                 *temperature_line(cards or (self.card,)), *self._model_header()]
-        sources = [self._pwl("bl", "bl", st.times, st.volts)]
-        if self.circuit == "1t1r":
-            gate = st.constant_gate
-            if gate is None:
-                sources.append(self._pwl("gate", "gate", *self._segment_wave(st.gates)))
-            else:
-                validate.number(gate, "gate voltage")
-                sources.append(VSource("gate", "gate", "0", gate))
-        elif self.circuit == "compliance":
-            sources.append(self._pwl("icc", "icc", *self._segment_wave(st.icc)))
-        out += element_lines(sources, self._cell_model())
+        out += element_lines(self.sources(), self._cell_model())
         out += cells
         stop = validate.number(float(st.times[-1]), "stop time", positive=True)
         step = validate.number(self.step_max, "maximum step", positive=True)
@@ -262,6 +252,22 @@ class Testbench:
             out += wrap_line(".print tran " + " ".join(vecs))
         out.append(".end")
         return "\n".join(out) + "\n"
+
+    def sources(self) -> list[VSource]:
+        """The stimulus: the bit line, and the gate (1t1r) or the compliance (compliance)
+        as PWL or constant sources, shared by the cells of a batch."""
+        st = self.stimulus
+        sources = [self._pwl("bl", "bl", st.times, st.volts)]
+        if self.circuit == "1t1r":
+            gate = st.constant_gate
+            if gate is None:
+                sources.append(self._pwl("gate", "gate", *self._segment_wave(st.gates)))
+            else:
+                validate.number(gate, "gate voltage")
+                sources.append(VSource("gate", "gate", "0", gate))
+        elif self.circuit == "compliance":
+            sources.append(self._pwl("icc", "icc", *self._segment_wave(st.icc)))
+        return sources
 
     def render(self) -> str:
         return self._deck(self._cell_lines(""), list(self.vectors().values()), self.title)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, SimulationError
+from ..errors import ConvergenceError, InputError, SimulationError
 from .models import packaged_tool
 
 #: The lines of VACASK's output that report a failed analysis (it exits 0 after them;
@@ -120,7 +120,9 @@ def run_vacask(netlist: str, *, workdir: Path | None = None, timeout: float = 12
         failure = _FAILURE.search(output)
         if proc.returncode != 0 or failure:
             what = failure.group(0) if failure else f"exit status {proc.returncode}"
-            raise SimulationError(f"vacask failed ({what}):\n{output}", analysis="vacask")
+            # an analysis that aborts did not converge; anything else is a bad netlist
+            error = ConvergenceError if failure else SimulationError
+            raise error(f"vacask failed ({what}):\n{output}", analysis="vacask")
         results = {raw.stem: read_raw(raw) for raw in sorted(folder.glob("*.raw"))}
         if not results:
             raise SimulationError(f"vacask wrote no result file:\n{output}",
