@@ -93,10 +93,12 @@ def test_each_spread_widens_its_own_distribution():
     assert wide_barrier.loc["v_reset_V", "sigma"] > 1.5 * base.loc["v_reset_V", "sigma"]
 
 
-def test_python_and_ngspice_agree_per_sample():
+@pytest.mark.parametrize("engine", ["veriloga", "vacask"])
+def test_python_and_ngspice_agree_per_sample(engine):
+    """The compiled module in ngspice and in VACASK against the Python engine."""
     common = {"devices": 50, "cycles": 1, "seed": 21}
     py = run_devices(MonteCarlo(**common), range(50))
-    ng = run_devices(MonteCarlo(engine="veriloga", **common), range(50))
+    ng = run_devices(MonteCarlo(engine=engine, **common), range(50))
     assert py["converged"].all() and ng["converged"].all()
     vset = (ng["v_set_V"] / py["v_set_V"] - 1).abs()
     for col in ("r_lrs_ohm", "r_hrs_ohm"):
