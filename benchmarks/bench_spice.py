@@ -1,10 +1,10 @@
-"""Throughput of the ngspice paths: device-loops per second, side by side in one run.
+"""Throughput of the SPICE paths: device-loops per second, side by side in one run.
 
 One SET/RESET DC loop per device (0 → 2 V → 0 → −2 V → 0 at 1 kV/s) through a 10 kΩ
 series resistor and on a 1T1R cell, cards drawn within ±1σ of the default variation;
 for the subcircuit (B-sources) and the OSDI build, one deck per device ("per sample")
-and many cells per deck ("batched").  The Python engine runs the same devices for
-reference.
+and many cells per deck ("batched"); the OSDI build also in VACASK.  The Python engine
+runs the same devices for reference.
 
     python benchmarks/bench_spice.py [--devices 64] [--subckt-devices 8] [--markdown]
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 
 import report
 
@@ -27,7 +28,7 @@ def main() -> None:
 
     from rram.engine.run import simulate
     from rram.engine.stimulus import dc_loops
-    from rram.spice import simulate_spice
+    from rram.spice import simulate_spice, simulate_vacask
     from rram.variation import corner_cards, default_variation
 
     benches = {
@@ -46,15 +47,19 @@ def main() -> None:
               f"{len(res.failures()):6d}")
         rows.append([name, "python engine", str(len(cards)), f"{rate:.1f}",
                      str(len(res.failures()))])
-        for model, n in (("osdi", args.devices), ("subckt", args.subckt_devices)):
+        hosts = (("ngspice osdi", args.devices, partial(simulate_spice, model="osdi")),
+                 ("vacask osdi", args.devices, simulate_vacask),
+                 ("ngspice subckt", args.subckt_devices,
+                  partial(simulate_spice, model="subckt")))
+        simulate_vacask(circuit, st, cards=cards[:1], circuit_params=cp)  # compile, load
+        for host, n, run in hosts:
             for batch in (1, *args.batches):
                 if batch > n:
                     continue
                 t0 = time.perf_counter()
-                res = simulate_spice(circuit, st, cards=cards[:n], circuit_params=cp,
-                                     model=model, batch=batch)
+                res = run(circuit, st, cards=cards[:n], circuit_params=cp, batch=batch)
                 rate = n / (time.perf_counter() - t0)
-                label = f"ngspice {model} " + ("per sample" if batch == 1 else f"batch {batch}")
+                label = f"{host} " + ("per sample" if batch == 1 else f"batch {batch}")
                 print(f"{name:8s} {label:26s} {n:7d} {rate:9.1f} {len(res.failures()):6d}",
                       flush=True)
                 rows.append([name, label, str(n), f"{rate:.1f}", str(len(res.failures()))])
@@ -63,7 +68,7 @@ def main() -> None:
                      "One SET/RESET DC loop per device (0 → 2 V → 0 → −2 V → 0 at 1 kV/s; "
                      "through 10 kΩ and on a 1T1R cell), cards within ±1σ of the default "
                      "variation, the Python engine beside ngspice's subcircuit and OSDI "
-                     "builds, per sample and batched",
+                     "builds and the OSDI build in VACASK, per sample and batched",
                      [("", ["bench", "engine", "devices", "device-loops/s", "failed"], rows)])
 
 

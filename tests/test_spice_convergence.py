@@ -134,4 +134,4 @@ def test_the_subcircuit_holds_an_lrs_at_half_the_set_voltage(tmp_path, stop):
     rows = [line.split() for line in proc.stdout.splitlines() if line[:1].isdigit()]
     times, currents = (np.array([float(r[k]) for r in rows]) for k in (1, 2))
     assert times[-1] == pytest.approx(stop)
-    assert abs(currents[-1] / currents[0]) == pytest.approx(1.0, abs=0.5)  # R within 2x
+    assert 0.5 <= abs(currents[-1] / currents[0]) <= 2.0  # R within 2x

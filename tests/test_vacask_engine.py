@@ -65,3 +65,31 @@ def test_an_aborted_analysis_is_a_convergence_error():
                          "i1 (0 a) isrc dc=1e-3", "control", "  analysis op1 op", "endc", ""])
     with pytest.raises(ConvergenceError, match="aborted"):
         run_vacask(netlist)
+
+
+def test_a_bad_netlist_is_not_a_convergence_failure():
+    """A vector VACASK cannot save is an error no retry mends (VACASK exits 0 on it)."""
+    from rram.errors import SimulationError
+    from rram.spice.vacask import run_vacask
+
+    netlist = "\n".join(["unknown node", "ground 0", "model r resistor", 'load "resistor.osdi"',
+                         "r1 (a 0) r r=1", "control", "  save v(zz)", "  analysis op1 op",
+                         "endc", ""])
+    with pytest.raises(SimulationError) as err:
+        run_vacask(netlist)
+    assert not isinstance(err.value, ConvergenceError), str(err.value)
+
+
+def test_the_tolerances_ngspice_and_vacask_share_are_passed_on():
+    from rram.spice import models
+    from rram.spice.testbench import ModelRef, Testbench
+    from rram.spice.vacask_deck import render
+
+    osdi = models.osdi_module(default_card().model)
+    tb = Testbench("resistor", dc_loops(2.0, -2.0, 1e3), default_card(),
+                   model=ModelRef("osdi", str(osdi)),
+                   options={"reltol": 1e-6, "abstol": 1e-15, "trtol": 1, "method": "gear"})
+    text, _ = render([tb], osdi)
+    options = next(line for line in text.splitlines() if line.strip().startswith("options"))
+    assert "reltol=1e-06" in options and "abstol=1e-15" in options
+    assert "trtol" not in options and 'tran_method="gear2"' in options

@@ -10,18 +10,19 @@ ngspice's own time points, as the Python engine computes them from its steps.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 
 from ..card import Card, CardBatch
 from ..circuits import CIRCUIT_PARAMETERS
-from ..dialects import dialect
+from ..dialects import OSDI, dialect
 from ..engine.run import SimResult, electrodes, engine_circuit, prepare_inputs
 from ..engine.stimulus import Stimulus
-from ..errors import ConvergenceError, InputError
+from ..errors import ConvergenceError, InputError, SimulationError
 from ..events import EVENT_KEYS, OPTIONAL_END_COLUMNS, SET_FRACTION, segment_events
 from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
@@ -127,7 +128,9 @@ def _waves(run, vec: Mapping[str, str]) -> dict[str, np.ndarray]:
     return {k: run.vectors[v] for k, v in vec.items() if v != "0"}
 
 
-def _run_with_retries(run, bench: Testbench, opts: SpiceOptions):
+def _run_with_retries(run: Callable[[list[Testbench]], list[dict[str, np.ndarray]]],
+                      bench: Testbench, opts: SpiceOptions
+                      ) -> tuple[dict[str, np.ndarray], int]:
     """(waveforms, retries used): ``run`` of the bench at each of
     :meth:`SpiceOptions.attempts`.
 
@@ -144,6 +147,21 @@ def _run_with_retries(run, bench: Testbench, opts: SpiceOptions):
             if attempt == len(attempts) - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+#: A VACASK run longer than this (s) is stopped: a many-cell batch of slow loops.
+VACASK_TIMEOUT_S = 3600.0
+
+
+class _Host(Protocol):
+    """A simulator the batch runner drives: its model file, one (batched) deck's
+    waveforms per bench, and what it adds to a result's ``meta``."""
+
+    ref: ModelRef
+
+    def run(self, benches: list[Testbench]) -> list[dict[str, np.ndarray]]: ...
+
+    def meta(self) -> dict[str, object]: ...
 
 
 class _Ngspice:
@@ -166,7 +184,7 @@ class _Ngspice:
         run = self.session.run(text, wanted)
         return [_waves(run, vec) for vec in vecs]
 
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, object]:
         return {"engine": self.ref.dialect.engine, "ngspice_version": self.session.version,
                 "model_path": self.ref.path}
 
@@ -182,10 +200,14 @@ class _Vacask:
         from .vacask_deck import render
 
         text, vecs = render(benches, Path(self.ref.path))
-        result = run_vacask(text, timeout=3600)["tr"]
+        result = run_vacask(text, timeout=VACASK_TIMEOUT_S)["tr"]
+        missing = sorted({v for vec in vecs for v in vec.values()} - set(result) - {"0"})
+        if missing:
+            raise SimulationError(f"VACASK wrote no vector {', '.join(missing)}",
+                                  analysis="vacask")
         return [{k: result[v] for k, v in vec.items() if v != "0"} for vec in vecs]
 
-    def meta(self) -> dict:
+    def meta(self) -> dict[str, object]:
         return {"engine": "vacask", "model_path": self.ref.path}
 
 
@@ -239,16 +261,22 @@ def simulate_vacask(
 ) -> SimResult:
     """Simulate each device in VACASK with the compiled Verilog-A module, the circuits
     spelt by :mod:`rram.spice.vacask_deck`; arguments and result as
-    :func:`simulate_spice` (``options.spice_options`` are ngspice's and do not apply)."""
+    :func:`simulate_spice`.  Of ``options.spice_options`` (and the retries' options) the
+    tolerances VACASK shares with ngspice apply (``reltol``, ``abstol``, ``vntol``,
+    ``chgtol``: :data:`rram.spice.vacask_deck.SHARED_OPTIONS`); ngspice's own solver and
+    integration settings (``method``, ``trtol``, ``klu``, ...) do not."""
     def host(device: Model) -> _Vacask:
-        return _Vacask(ModelRef("osdi", str(models.osdi_module(device)), in_deck_osdi=False))
+        return _Vacask(model_ref(OSDI.kind, device))
 
     return _simulate(host, "vacask", circuit, stimuli, cards, circuit_params, options,
                      n_devices, progress, thresholds, batch)
 
 
-def _simulate(make_host, label: str, circuit, stimuli, cards, circuit_params,
-              options: SpiceOptions | None, n_devices, progress: bool, thresholds,
+def _simulate(make_host: Callable[[Model], _Host], label: str, circuit: str,
+              stimuli: Stimulus | Sequence[Stimulus],
+              cards: Card | Sequence[Card] | CardBatch | None,
+              circuit_params: Mapping[str, object] | None, options: SpiceOptions | None,
+              n_devices: int | None, progress: bool, thresholds: np.ndarray | None,
               batch: int) -> SimResult:
     """The batch runner every simulator host shares: decks per device or per batch,
     retries, events from the host's own time points, the result."""

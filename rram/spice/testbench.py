@@ -278,10 +278,9 @@ class Testbench:
         return write_text_atomic(path, self.render())
 
 
-def render_batch(benches: Sequence[Testbench]) -> str:
-    """One deck holding every cell of ``benches`` (same circuit, stimulus, model and
-    options; cards and circuit parameters may differ).  Cell ``i`` uses nodes ``te_i``,
-    ``mid_i``; :meth:`Testbench.vectors` with ``suffix=f"_{i}"`` names its vectors."""
+def check_batch(benches: Sequence[Testbench]) -> Testbench:
+    """The first of ``benches``, which may share one deck: one circuit, stimulus, model,
+    options and step cap (cards and circuit parameters may differ)."""
     first = benches[0]
     for tb in benches[1:]:
         same = (tb.circuit == first.circuit and tb.model == first.model
@@ -289,6 +288,14 @@ def render_batch(benches: Sequence[Testbench]) -> str:
                 and _same_stimulus(tb.stimulus, first.stimulus))
         if not same:
             raise InputError("a batched deck needs one circuit, stimulus, model and options")
+    return first
+
+
+def render_batch(benches: Sequence[Testbench]) -> str:
+    """One deck holding every cell of ``benches`` (same circuit, stimulus, model and
+    options; cards and circuit parameters may differ).  Cell ``i`` uses nodes ``te_i``,
+    ``mid_i``; :meth:`Testbench.vectors` with ``suffix=f"_{i}"`` names its vectors."""
+    first = check_batch(benches)
     cells, vectors = [], []
     for i, tb in enumerate(benches):
         cells += tb._cell_lines(f"_{i}")
@@ -302,4 +309,5 @@ def _same_stimulus(a: Stimulus, b: Stimulus) -> bool:
                       and np.array_equal(a.icc, b.icc) and np.array_equal(a.gates, b.gates))
 
 
-__all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "node_symbol", "render_batch"]
+__all__ = ["KINDS", "MODELS", "ModelRef", "Testbench", "check_batch", "node_symbol",
+           "render_batch"]

@@ -22,6 +22,7 @@ What VACASK writes, and how its names read:
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 import tempfile
@@ -39,6 +40,9 @@ _FAILURE = re.compile(r"Analysis '[^']*' aborted\.|Failed to bind analysis outpu
 #: The last line of VACASK's banner (version, copyright, CPUs).
 _BANNER_END = re.compile(r"^OpenBLAS CPUs:.*\n", re.MULTILINE)
 _NAME = re.compile(r"[A-Za-z_]\w*")
+#: VACASK runs with one OpenMP and OpenBLAS thread, as ngspice's OSDI decks do: the
+#: Monte Carlo runs a worker per core, each with its own simulator.
+_ONE_THREAD = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 def vacask() -> str:
@@ -110,7 +114,7 @@ def run_vacask(netlist: str, *, workdir: Path | None = None, timeout: float = 12
         (folder / "netlist.sim").write_text(netlist)
         try:
             proc = subprocess.run([vacask(), "netlist.sim"], cwd=folder, capture_output=True,
-                                  text=True, timeout=timeout)
+                                  text=True, timeout=timeout, env=_ONE_THREAD)
         except subprocess.TimeoutExpired as exc:
             raise SimulationError(f"vacask did not finish within {timeout} s",
                                   analysis="vacask") from exc
@@ -120,8 +124,10 @@ def run_vacask(netlist: str, *, workdir: Path | None = None, timeout: float = 12
         failure = _FAILURE.search(output)
         if proc.returncode != 0 or failure:
             what = failure.group(0) if failure else f"exit status {proc.returncode}"
-            # an analysis that aborts did not converge; anything else is a bad netlist
-            error = ConvergenceError if failure else SimulationError
+            # an analysis that aborts did not converge; anything else (an unknown node to
+            # save, a bad netlist) is an error no retry mends
+            aborted = failure is not None and failure.group(0).startswith("Analysis")
+            error = ConvergenceError if aborted else SimulationError
             raise error(f"vacask failed ({what}):\n{output}", analysis="vacask")
         results = {raw.stem: read_raw(raw) for raw in sorted(folder.glob("*.raw"))}
         if not results:
@@ -130,7 +136,7 @@ def run_vacask(netlist: str, *, workdir: Path | None = None, timeout: float = 12
         return results
 
 
-def _value(value: float) -> str:
+def number(value: float) -> str:
     return repr(float(value))
 
 
@@ -138,7 +144,7 @@ def _assignments(params: Mapping[str, float]) -> str:
     for name in params:
         if not _NAME.fullmatch(name):
             raise InputError(f"parameter name {name!r} is not an identifier")
-    return " ".join(f"{k}={_value(v)}" for k, v in params.items())
+    return " ".join(f"{k}={number(v)}" for k, v in params.items())
 
 
 def device_netlist(osdi: Path, module: str, instance: Mapping[str, float],
@@ -172,7 +178,7 @@ def device_netlist(osdi: Path, module: str, instance: Mapping[str, float],
             raise InputError(f"{name!r} is not an identifier")
     control = []
     if temp_celsius is not None:
-        control.append(f"options temp={_value(temp_celsius)}")
+        control.append(f"options temp={number(temp_celsius)}")
     control.append(" ".join(["save full", *(f"p(dut,{v})" for v in opvars)]))
     control += [line.strip() for text in analyses for line in text.splitlines()]
     return "\n".join([

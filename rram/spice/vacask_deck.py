@@ -17,6 +17,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..dialects import OSDI
+from ..expr import Expr
 from ..netlist import (
     Behavioural,
     Capacitor,
@@ -30,13 +32,18 @@ from ..netlist import (
 from ..printers.base import _render
 from ..printers.veriloga_printer import MACROS, VERILOGA
 from . import models
-from .testbench import DEFAULT_OPTIONS, Testbench
+from .testbench import DEFAULT_OPTIONS, Testbench, check_batch
+from .vacask import number
 
 #: VACASK's transient integration, as the ngspice decks' (gear), with SPICE's
 #: truncation-error rule (``tran_spicelte``: a DC loop's figures within 1.2e-4 of
-#: ngspice's at a 2 µs step cap, against 4.7e-4 with VACASK's own rule); the tolerance is
-#: the bench's ``reltol`` (the ngspice decks' default, 1e-4, unless it sets its own).
+#: ngspice's at a 2 µs step cap, against 4.7e-4 with VACASK's own rule); the tolerances
+#: are the bench's (:data:`SHARED_OPTIONS`; ``reltol`` 1e-4 unless it sets its own).
 METHOD = 'tran_method="gear2" tran_spicelte=1'
+#: The ngspice options of a bench VACASK has under the same name (the rest, ngspice's own
+#: solver and integration settings such as ``method``, ``trtol`` or ``klu``, have no
+#: meaning there and are not passed on).
+SHARED_OPTIONS = ("reltol", "abstol", "vntol", "chgtol")
 
 
 #: Nets whose voltage an element's IR divides by, with a floor (V): VACASK starts its
@@ -46,12 +53,8 @@ METHOD = 'tran_method="gear2" tran_spicelte=1'
 DIVISORS = {"icc": 1e-15}
 
 
-def _value(v: float) -> str:
-    return repr(float(v))
-
-
-def element_module(name: str, ports: Sequence[str], current, parameters: Sequence[str] = ()
-                   ) -> str:
+def element_module(name: str, ports: Sequence[str], current: Expr,
+                   parameters: Sequence[str] = ()) -> str:
     """The Verilog-A of a two-terminal current ``ports[0]`` → ``ports[1]`` given as an IR
     expression of its ports' voltages (``n_<port>``) and of ``parameters``."""
     expr = _render(current, VERILOGA, {}, True)[0]
@@ -73,7 +76,8 @@ def _compiled(text: str, name: str) -> Path:
 
 
 def _behavioural(e: Behavioural) -> tuple[Path, str, list[str]]:
-    """(module file, module name, its ports) of a behavioural source."""
+    """(module file, module name, its ports) of a behavioural source: one module per
+    expression (its numbers, such as a compliance's ``gsrc``, inside it), compiled once."""
     from ..expr import sqrt, substitute, sym
 
     nets = list(dict.fromkeys([e.a, e.b, *e.controls]))
@@ -106,14 +110,15 @@ def _vector(ngspice: str, cell: str) -> str:
     inner = ngspice[2:-1]
     if ngspice.startswith("i("):
         return f"{inner}:flow(br)"
-    return f"{cell}:{inner.split('#', 1)[1]}" if "#" in inner else inner
+    sep = OSDI.separator
+    return f"{cell}:{inner.split(sep, 1)[1]}" if sep in inner else inner
 
 
 def _cell(cell: Cell, name: str, module: str) -> list[str]:
     params = [p for p in cell.card.model.parameters if p.kind != "environment"]
-    model = " ".join(f"{p.name}={_value(cell.card[p.name])}" for p in params
+    model = " ".join(f"{p.name}={number(cell.card[p.name])}" for p in params
                      if p.kind != "instance")
-    values = " ".join(f"{p.name}={_value(cell.card[p.name])}" for p in params
+    values = " ".join(f"{p.name}={number(cell.card[p.name])}" for p in params
                       if p.kind == "instance")
     return [f"model m_{name} {module} {model}",
             f"{name} ({cell.te} {cell.be}) m_{name} {values}"]
@@ -122,8 +127,8 @@ def _cell(cell: Cell, name: str, module: str) -> list[str]:
 def _source(v: VSource) -> str:
     head = f"{spice_name(v)} ({v.p} {v.n}) vsrc"
     if v.pwl is None:
-        return f"{head} dc={_value(v.dc)}"
-    wave = ", ".join(f"{_value(t)}, {_value(x)}" for t, x in v.pwl)
+        return f"{head} dc={number(v.dc)}"
+    wave = ", ".join(f"{number(t)}, {number(x)}" for t, x in v.pwl)
     return f'{head} type="pwl" wave=[{wave}]'
 
 
@@ -132,11 +137,7 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
     ``i`` on nets ``te_i``, ``mid_i`` when there are several) with the cell's compiled
     module ``osdi``, and each bench's vectors (quantity → VACASK name) in the order of
     ``benches``."""
-    from .testbench import render_batch
-
-    first = benches[0]
-    if len(benches) > 1:
-        render_batch(benches)  # the same checks: one circuit, stimulus, model, options
+    first = check_batch(benches)
     module = first.model.name or first.card.model.name
     loads = [f'load "{Path(osdi).resolve()}"', 'load "resistor.osdi"',
              'load "capacitor.osdi"']
@@ -151,9 +152,9 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
                 cards.append(e.card)
                 cell = inst
             elif isinstance(e, Resistor):
-                body.append(f"{inst} ({e.a} {e.b}) res r={_value(e.ohms)}")
+                body.append(f"{inst} ({e.a} {e.b}) res r={number(e.ohms)}")
             elif isinstance(e, Capacitor):
-                body.append(f"{inst} ({e.a} {e.b}) cap c={_value(e.farads)}")
+                body.append(f"{inst} ({e.a} {e.b}) cap c={number(e.farads)}")
             elif isinstance(e, VSource):
                 body.append(_source(e))
             elif isinstance(e, Behavioural):
@@ -163,8 +164,8 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
             elif isinstance(e, Nmos):
                 path, name = _nmos_module()
                 extra[str(path)] = name
-                body.append(f"{inst} ({e.d} {e.s} {e.g}) {name} kp={_value(e.kp)} "
-                            f"wl={_value(e.wl)} vto={_value(e.vto)}")
+                body.append(f"{inst} ({e.d} {e.s} {e.g}) {name} kp={number(e.kp)} "
+                            f"wl={number(e.wl)} vto={number(e.vto)}")
             else:
                 raise TypeError(f"no VACASK spelling of {type(e).__name__}")
         vectors.append({k: _vector(v, cell) for k, v in tb.vectors(suffix).items()})
@@ -173,15 +174,16 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
                *(f"model {n} {n}" for n in extra.values())]
     celsius = ambient_celsius(cards)
     stop, step = float(first.stimulus.times[-1]), float(first.step_max)
-    reltol = float({**DEFAULT_OPTIONS, **first.options}["reltol"])
-    control = [f"options {METHOD} reltol={_value(reltol)}"
-               + ("" if celsius is None else f" temp={_value(celsius)}"),
-               "save full", f"analysis tr tran step={_value(step)} stop={_value(stop)} "
-               f"maxstep={_value(step)}"]
+    given = {**DEFAULT_OPTIONS, **{str(k).lower(): v for k, v in first.options.items()}}
+    shared = " ".join(f"{k}={number(float(given[k]))}" for k in SHARED_OPTIONS if k in given)
+    control = [f"options {METHOD} {shared}"
+               + ("" if celsius is None else f" temp={number(celsius)}"),
+               "save full", f"analysis tr tran step={number(step)} stop={number(stop)} "
+               f"maxstep={number(step)}"]
     text = "\n".join([f"{first.title} (rram.spice.vacask_deck)", "ground 0", *loads, "",
                       *models_, "", *body, "", "control", *(f"  {c}" for c in control),
                       "endc", ""])
     return text, vectors
 
 
-__all__ = ["DIVISORS", "METHOD", "element_module", "render"]
+__all__ = ["DIVISORS", "METHOD", "SHARED_OPTIONS", "element_module", "render"]
