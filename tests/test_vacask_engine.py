@@ -93,3 +93,21 @@ def test_the_tolerances_ngspice_and_vacask_share_are_passed_on():
     options = next(line for line in text.splitlines() if line.strip().startswith("options"))
     assert "reltol=1e-06" in options and "abstol=1e-15" in options
     assert "trtol" not in options and 'tran_method="gear2"' in options
+
+
+def test_one_module_serves_every_value_of_a_circuit_parameter():
+    """The compliance source and the transistor are printed with the circuit parameters
+    as instance parameters: cells with their own ``gsrc`` share one compiled module."""
+    from rram.spice import models
+    from rram.spice.testbench import ModelRef, Testbench
+    from rram.spice.vacask_deck import render
+
+    osdi = models.osdi_module(default_card().model)
+    st = dc_loops(2.0, -2.0, 1e3)
+    benches = [Testbench("compliance", st, default_card(), {"gsrc": g},
+                         model=ModelRef("osdi", str(osdi))) for g in (0.1, 0.05)]
+    text, _ = render(benches, osdi)
+    lines = text.splitlines()
+    assert sum(line.startswith("model rram_b_") for line in lines) == 1
+    assert {line.split()[-1] for line in lines if line.startswith("bcc_")} == {
+        "gsrc=0.1", "gsrc=0.05"}

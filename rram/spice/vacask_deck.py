@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..circuits import device_netlist
 from ..dialects import OSDI
 from ..expr import Expr
 from ..netlist import (
@@ -32,7 +33,7 @@ from ..netlist import (
 from ..printers.base import _render
 from ..printers.veriloga_printer import MACROS, VERILOGA
 from . import models
-from .testbench import DEFAULT_OPTIONS, Testbench, check_batch
+from .testbench import CIRCUIT_DEFAULTS, DEFAULT_OPTIONS, Testbench, check_batch
 from .vacask import number
 
 #: VACASK's transient integration, as the ngspice decks' (gear), with SPICE's
@@ -75,30 +76,35 @@ def _compiled(text: str, name: str) -> Path:
     return models.compile_osdi(models.cached_text(text, f"_{name}_{digest}.va"))
 
 
-def _behavioural(e: Behavioural) -> tuple[Path, str, list[str]]:
-    """(module file, module name, its ports) of a behavioural source: one module per
-    expression (its numbers, such as a compliance's ``gsrc``, inside it), compiled once."""
-    from ..expr import sqrt, substitute, sym
+def _terminals(e: Behavioural | Nmos) -> tuple[str, str]:
+    return (e.a, e.b) if isinstance(e, Behavioural) else (e.d, e.s)
 
-    nets = list(dict.fromkeys([e.a, e.b, *e.controls]))
+
+def _current(e: Behavioural | Nmos) -> Expr:
+    return e.current if isinstance(e, Behavioural) else e.current()
+
+
+def _current_module(e: Behavioural | Nmos) -> tuple[Path, str, list[str], list[str]]:
+    """(module file, module name, its nets in port order, its parameters) of an element
+    VACASK has no built-in for, from its IR current in the circuit's symbols (the engine's
+    form, :func:`rram.circuits.device_netlist` without values): the circuit parameters
+    are the module's instance parameters, so one module serves every device."""
+    from ..expr import sqrt, substitute, sym, symbols
+
+    current = _current(e)
+    nets = list(dict.fromkeys([*_terminals(e), *sorted(
+        s[2:] for s in symbols([current]) if s.startswith("n_"))]))
     ports = ["p", "n", *(f"c{k}" for k in range(len(nets) - 2))]
     voltage = {net: sym(f"n_{port}") for net, port in zip(nets, ports, strict=True)}
     for net, floor in DIVISORS.items():
         if net in voltage:
             voltage[net] = sqrt(voltage[net] * voltage[net] + floor * floor)
-    (current,) = substitute([e.current], {f"n_{net}": v for net, v in voltage.items()})
-    digest = hashlib.sha256(repr(current).encode()).hexdigest()[:8]
-    name = f"rram_b_{digest}"
-    return _compiled(element_module(name, ports, current), name), name, nets
-
-
-def _nmos_module() -> tuple[Path, str]:
-    from ..expr import sym
-
-    current = Nmos("m", "d", "g", "s", sym("kp"), sym("wl"), sym("vto")).current()
-    name = "rram_nmos"
-    return _compiled(element_module(name, ["d", "s", "g"], current,
-                                    ("kp", "wl", "vto")), name), name
+    (current,) = substitute([current], {f"n_{net}": v for net, v in voltage.items()})
+    parameters = sorted(s for s in symbols([current]) if not s.startswith("n_"))
+    digest = hashlib.sha256(repr((current, parameters)).encode()).hexdigest()[:8]
+    name = f"rram_{spice_name(e)[0]}_{digest}"
+    return (_compiled(element_module(name, ports, current, parameters), name), name, nets,
+            parameters)
 
 
 def _vector(ngspice: str, cell: str) -> str:
@@ -145,6 +151,9 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
     vectors, cards, extra = [], [], {}
     for i, tb in enumerate(benches):
         suffix = f"_{i}" if len(benches) > 1 else ""
+        values = {**CIRCUIT_DEFAULTS, **tb.circuit_params}
+        symbolic = {spice_name(e): e for e in device_netlist(
+            tb.circuit, None, tb.card, suffix, tb.instance).elements}
         for e in tb._netlist(suffix).elements:
             inst = spice_name(e)
             if isinstance(e, Cell):
@@ -157,15 +166,11 @@ def render(benches: Sequence[Testbench], osdi: Path) -> tuple[str, list[dict[str
                 body.append(f"{inst} ({e.a} {e.b}) cap c={number(e.farads)}")
             elif isinstance(e, VSource):
                 body.append(_source(e))
-            elif isinstance(e, Behavioural):
-                path, name, nets = _behavioural(e)
+            elif isinstance(e, Behavioural | Nmos):
+                path, name, nets, parameters = _current_module(symbolic[inst])
                 extra[str(path)] = name
-                body.append(f"{inst} ({' '.join(nets)}) {name}")
-            elif isinstance(e, Nmos):
-                path, name = _nmos_module()
-                extra[str(path)] = name
-                body.append(f"{inst} ({e.d} {e.s} {e.g}) {name} kp={number(e.kp)} "
-                            f"wl={number(e.wl)} vto={number(e.vto)}")
+                given = " ".join(f"{p}={number(values[p])}" for p in parameters)
+                body.append(f"{inst} ({' '.join(nets)}) {name} {given}".rstrip())
             else:
                 raise TypeError(f"no VACASK spelling of {type(e).__name__}")
         vectors.append({k: _vector(v, cell) for k, v in tb.vectors(suffix).items()})
