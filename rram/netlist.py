@@ -466,8 +466,8 @@ def ambient_celsius(cards: Iterable[Card]) -> float | None:
     if len(temps) > 1:
         raise InputError(
             "cells at different ambient temperatures (" + ", ".join(f"{t:g}" for t in temps)
-            + " K) cannot share one deck: a simulator has one temperature per run (an "
-            "instance's own offset is dtamb)")
+            + " K) cannot share one deck: a simulator has one temperature per run (ngspice's "
+            ".temp, VACASK's options temp; an instance's own offset is dtamb)")
     return round(temps[0] - CELSIUS_ZERO, 9)
 
 

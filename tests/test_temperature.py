@@ -101,7 +101,7 @@ def test_one_deck_has_one_temperature():
     cards = [default_card(), default_card().replace(tamb=358.15)]
     assert temperature_line(cards[:1]) == [".temp 26.85"]
     assert temperature_line(cards[1:]) == [".temp 85.0"]
-    with pytest.raises(InputError, match=r"one \.temp per run"):
+    with pytest.raises(InputError, match=r"one temperature per run"):
         temperature_line(cards)
 
 
