@@ -111,3 +111,16 @@ def test_one_module_serves_every_value_of_a_circuit_parameter():
     assert sum(line.startswith("model rram_b_") for line in lines) == 1
     assert {line.split()[-1] for line in lines if line.startswith("bcc_")} == {
         "gsrc=0.1", "gsrc=0.05"}
+
+
+def test_a_model_with_an_optional_block_runs_in_vacask():
+    """The relaxation block's state node maps as the standard states do (measured: the
+    loop's figures within 1e-4 of ngspice's)."""
+    from rram.model import relaxing_model
+
+    card = default_card(relaxing_model())
+    st = dc_loops(2.0, -2.0, 1e3, cycles=2)
+    ng = simulate_spice("resistor", st, card, {"rs": 5e3}, model="osdi", options=CAP)
+    va = simulate_vacask("resistor", st, card, {"rs": 5e3}, options=CAP)
+    np.testing.assert_allclose(_figures(va), _figures(ng), rtol=1e-3)
+    assert "dsettle" in va.layout.unknowns
