@@ -11,7 +11,8 @@ default options'; then, on ``--step-cells`` of the cells, how far R_on and R_off
 from ``tmax`` 10 µs to 0.1 µs under each option set: what the options buy.  Last, at
 ngspice's defaults, the current module against issue 37's baseline rendering
 (``--baseline``, commit 4683b4a) on the same deck with identical and with ±10 % loads,
-alternating ``--repeats`` times.
+alternating ``--repeats`` times.  Last, the same deck in VACASK (the same module, its
+default options and the ones ``rram.spice.vacask_deck`` runs) beside ngspice's defaults.
 
 The VM is shared and noisy: read the ratios, measured side by side in one run.
 
@@ -112,6 +113,71 @@ def against_baseline(commit: str, current: Path, cells: int, repeats: int,
              "time points", "rejected", "iterations per point"], rows)
 
 
+def vacask_netlist(osdi: Path, loads: np.ndarray, options: str, tmax: float = 1e-6) -> str:
+    """The same deck in VACASK: the module, the loads, the loop; every cell node saved."""
+    wave = ", ".join(f"{t!r}, {v!r}" for t, v in LOOP)
+    lines = ["many-cell OSDI deck", "ground 0", f'load "{osdi}"', 'load "resistor.osdi"',
+             "model vsrc vsource", "model res resistor", "model rrmod rram",
+             f'vbl (bl 0) vsrc type="pwl" wave=[{wave}]']
+    for i, r in enumerate(loads):
+        lines += [f"rs{i} (bl c{i}) res r={float(r)!r}", f"n{i} (c{i} 0) rrmod"]
+    saved = " ".join(["v(bl)", *(f"v(c{i})" for i in range(len(loads)))])
+    lines += ["control", f"  options {options}".rstrip(), f"  save {saved}",
+              f"  analysis tr tran step={tmax!r} stop={LOOP[-1][0]!r} maxstep={tmax!r}",
+              "endc", ""]
+    return "\n".join(lines)
+
+
+def run_vacask_deck(text: str, loads: np.ndarray) -> dict[str, float]:
+    """Wall time, time points and the cells' mean R_on, R_off of a VACASK deck."""
+    import time
+
+    from rram.spice.vacask import run_vacask
+
+    t0 = time.perf_counter()
+    wave = run_vacask(text, timeout=3600)["tr"]
+    got = {"wall_s": time.perf_counter() - t0, "timepoints": float(wave["time"].size)}
+    for name, at in READS.items():
+        v_bl = np.interp(at, wave["time"], wave["bl"])
+        cells = np.array([np.interp(at, wave["time"], wave[f"c{i}"])
+                          for i in range(len(loads))])
+        got[name] = float(np.mean(cells / ((v_bl - cells) / loads)))
+    return got
+
+
+#: VACASK's option sets: its defaults, and Gear with SPICE's truncation-error rule at
+#: reltol 1e-4 (what ``rram.spice.vacask_deck`` runs).
+VACASK_SETS = {"VACASK defaults": "",
+               "VACASK gear2 spicelte reltol=1e-4":
+                   'tran_method="gear2" tran_spicelte=1 reltol=1e-4'}
+
+
+def in_vacask(osdi: Path, cells: int, repeats: int, workdir: Path) -> report.Table:
+    """The issue's deck in ngspice (its defaults) and in VACASK, the same module."""
+    rows = []
+    for kind in ("identical", "±10 % loads"):
+        loads = cell_loads(cells, kind == "identical")
+        runs: dict[str, list[dict[str, float]]] = {"ngspice defaults": [],
+                                                   **{k: [] for k in VACASK_SETS}}
+        for _ in range(repeats):
+            runs["ngspice defaults"].append(run(deck(osdi, loads, ""), workdir, loads))
+            for name, options in VACASK_SETS.items():
+                runs[name].append(run_vacask_deck(vacask_netlist(osdi, loads, options), loads))
+        rate = {k: cells / statistics.median(r["wall_s"] for r in rs) for k, rs in runs.items()}
+        ref = runs["ngspice defaults"][0]
+        for name, rs in runs.items():
+            s = rs[0]
+            shifts = [100 * (s[k] / ref[k] - 1) for k in READS]
+            row = [kind, name, f"{rate[name]:.1f}",
+                   f"{rate[name] / rate['ngspice defaults']:.2f}", f"{s['timepoints']:.0f}",
+                   f"{shifts[0]:+.2f}", f"{shifts[1]:+.2f}"]
+            print("  " + "  ".join(row), flush=True)
+            rows.append(row)
+    return (f"The same deck in VACASK (the same module; median of {repeats} runs)",
+            ["loads", "simulator", "device-loops/s", "× ngspice", "time points",
+             "R_on vs ngspice (%)", "R_off vs ngspice (%)"], rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cells", type=int, default=100)
@@ -172,6 +238,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / ".spiceinit").write_text("set num_threads=1\n")
         versus = against_baseline(args.baseline, osdi, args.cells, args.repeats, Path(tmp))
+        hosts = in_vacask(osdi, args.cells, args.repeats, Path(tmp))
     table = (f"{args.cells} cells on one source ({kind}), median of {args.repeats} runs",
              ["options", "device-loops/s", "singular-matrix warnings", "Newton iterations",
               "time points", "rejected",
@@ -182,7 +249,7 @@ def main() -> None:
         report.write(__file__, "What ngspice's options cost a many-cell OSDI deck",
                      "The recommended options against ngspice's defaults, one at a time, in "
                      "one many-cell deck, and their reads' dependence on the step cap",
-                     [table, step_table, versus])
+                     [table, step_table, versus, hosts])
 
 
 if __name__ == "__main__":
