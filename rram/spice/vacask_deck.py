@@ -13,6 +13,7 @@ current ``<source>:flow(br)`` (SPICE sign).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -71,7 +72,10 @@ def element_module(name: str, ports: Sequence[str], current: Expr,
         "    end", "endmodule", ""])
 
 
+@functools.lru_cache(maxsize=64)
 def _compiled(text: str, name: str) -> Path:
+    """The compiled module of ``text`` (once per process: every run renders its netlist
+    afresh, and a Monte Carlo runs thousands)."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     return models.compile_osdi(models.cached_text(text, f"_{name}_{digest}.va"))
 
