@@ -46,7 +46,7 @@ from .equations.scope import (
 )
 from .expr import ZERO, Expr, let, substitute, sym, symbols
 from .params import Parameter
-from .step_hint import StepBound
+from .step_hint import NewtonLimit, StepBound
 
 GROUND = "gnd"
 
@@ -210,6 +210,8 @@ class Model:
     blocks: tuple[Block, ...] = field(default=())
     #: Noise currents across its branches (small-signal: ``.noise``, :mod:`rram.noise`).
     noise: tuple[NoiseSource, ...] = ()
+    #: Branch voltages whose Newton iterates a Verilog-A rendering limits (``$limit``).
+    newton_limits: tuple[NewtonLimit, ...] = ()
 
     def __reduce__(self):
         # a model pickles by its blocks (functions by reference): unpickled, it is
@@ -404,10 +406,14 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
                              "gap's collapse and 0.05 of its opening per step",
                              scope["p_set"] * scope["rate_vertical"] / NM, 1e3,
                              scope.total("i_gap"), "tip", 0.05),)
+    # The gap hops ∝ sinh(V/vt): junction limiting in the SET direction beyond 4·vt,
+    # where sinh is its exponential branch to 0.03 % (rram/step_hint.py)
+    newton_limits = (NewtonLimit("tip", "bi", V("tip") - V("bi"), sym("vt"), 4.0,
+                                 sym("polarity"), "gap voltage in the SET direction"),)
     constraints = tuple(c for b in blocks for c in b.constraints)
     return Model(name, ("te", "be"), nodes, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,
-                 blocks, noise)
+                 blocks, noise, newton_limits)
 
 
 def _reassemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | None

@@ -1,4 +1,5 @@
-"""The model's hint to a SPICE simulator's step control: where the gap runs away.
+"""The model's hints to a SPICE simulator: where the gap runs away (step control), and
+which branch voltage Newton's iterates must not fly past (limiting).
 
 The gap has two runaways, and a step must resolve both.
 
@@ -28,6 +29,25 @@ tries its steps: without it ngspice doubles its step into the collapse until New
 fails, and a failed solve costs 100 Newton iterations before the step is cut.  The
 Python engine's predictive control meets both runaways early
 (:mod:`rram.engine.integrator`) and needs no hint.
+
+**Newton limiting.**  Without the step hint (a compiler without ``$bound_step``) ngspice
+steps into the SET's collapse until Newton fails.  A failed Newton leaves its last
+iterate where the next attempt starts (ngspice does not restore the last accepted
+solution for an OSDI device), and one such iterate put 83 V across a gap held at 1.6 V
+in a SET:
+the gap's hopping current, sinh(V/vt) continued linearly beyond exp(40), gave a
+conductance of 2.6e15 S, the tip and the bottom electrode merged to rounding ("singular
+matrix: check node n1#tip"), and every shorter step restarted from the same iterate
+("timestep too small").  The 100-cell deck of issue 37 failed so at 0.80 ms with Sparse
+1.3 (KLU recovered); VACASK, which restarts from the accepted point, ran it.  A
+:class:`NewtonLimit` gives the gap voltage the junction limiting of SPICE's diodes in the
+SET direction (``$limit`` with the built-in ``pnjlim``,
+:mod:`rram.printers.veriloga_printer`): beyond ``onset``·vt an iterate's step grows
+logarithmically.  The simulator iterates on while an iterate is limited, so limiting
+moves only iterates, never a converged solution; the other renderings (whose Newton
+solvers limit their own steps) ignore it.  (An analog function of one's own in
+``$limit`` does not do that in ngspice 46 with OpenVAF-Reloaded: an ``.op`` with the
+junction's voltage forced stopped with the limited value, 1.4e-15 A for 1e-12 A.)
 """
 
 from __future__ import annotations
@@ -63,4 +83,20 @@ class StepBound:
     current_fraction: float
 
 
-__all__ = ["StepBound"]
+@dataclass(frozen=True)
+class NewtonLimit:
+    """A branch voltage ``V(p) − V(n)`` (``voltage``: as the equations spell it) that
+    conducts like a junction (∝ sinh(V/scale)), whose Newton iterates a SPICE simulator
+    limits beyond ``onset``·``scale`` (V) in its forward direction: V(p, n) where
+    ``direction`` (an expression of parameters) is positive, else V(n, p)."""
+
+    p: str
+    n: str
+    voltage: Expr
+    scale: Expr
+    onset: float
+    direction: Expr
+    desc: str
+
+
+__all__ = ["NewtonLimit", "StepBound"]

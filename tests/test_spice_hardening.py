@@ -163,20 +163,24 @@ M1 mid gate 0 0 nch W=1u L=1u
 """
 
 
-@pytest.fixture
-def osdi(tmp_path):
+@pytest.fixture(params=[(), ("-D", veriloga_printer.NO_BOUND_STEP)], ids=["hint", "no-hint"])
+def osdi(tmp_path, request):
     va = tmp_path / "rram.va"
     va.write_text(veriloga_printer.render_module(MODEL))
     target = tmp_path / "rram.osdi"
-    subprocess.run([openvaf(), str(va), "-o", str(target)], check=True,
+    subprocess.run([openvaf(), *request.param, str(va), "-o", str(target)], check=True,
                    capture_output=True, timeout=300)
     return target
 
 
+@pytest.mark.parametrize("solver", ["", ".options klu\n"], ids=["sparse", "klu"])
 @pytest.mark.parametrize("gate", ["PWL(0 0 1u 1.28)", "0"])
-def test_a_hand_written_osdi_deck_runs_without_warnings(osdi, gate, tmp_path):
+def test_a_hand_written_osdi_deck_runs_without_warnings(osdi, gate, solver, tmp_path):
+    """Issue 37: the 1T1R deck, its selector on and off at t = 0, with Sparse 1.3 and
+    KLU, the module built with its step hint and without."""
     deck = tmp_path / "deck.cir"
-    deck.write_text(HAND_DECK.format(osdi=osdi).replace("PWL(0 0 1u 1.28)", gate))
+    text = HAND_DECK.format(osdi=osdi).replace("PWL(0 0 1u 1.28)", gate)
+    deck.write_text(text.replace(".control\n", solver + ".control\n", 1))
     proc = subprocess.run([shutil.which("ngspice") or "ngspice", "-b", str(deck)],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     out = proc.stdout + proc.stderr

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rram.model import MODEL
 from rram.netlist import Cell, CellModel, Netlist, Resistor, VSource, deck
@@ -129,3 +130,59 @@ def test_the_subcircuit_s_step_sentinel_binds_only_inside_the_runaway(tmp_path):
                     [f".include {library}", ".options method=gear"], [".tran 100 1e4 0 1e3"])
         points[name] = len(NgspiceSession.get().run(text, ["time"]).vectors["time"])
     assert points["rram"] <= points["rram_plain"], points
+
+
+#: Issue 37's many-cell deck: cells behind their own loads (5 kΩ ±10 %) on one source, a
+#: 4 ms loop 0 → 2 V → 0 → −2 V → 0, tmax 1 µs; each cell's R read at +0.2 V after its
+#: SET (1.9 ms) and at −0.2 V after its RESET (3.9 ms).
+MANY_CELLS = 100
+READS = {"r_on": (1.9e-3, 0.2), "r_off": (3.9e-3, 0.2)}
+
+
+def _many_cell_deck(osdi: Path, module: str, loads: np.ndarray, options: str) -> str:
+    lines = ["* many cells on one source", f".options {options}".rstrip(), ".control",
+             f"pre_osdi {osdi}", "set num_threads=1", "run",
+             *(f"meas tran {k}_{i} find i(vr{i}) at={t}" for i in range(len(loads))
+               for k, (t, _) in READS.items()), ".endc",
+             "Vbl bl 0 PWL(0 0 1m 2 2m 0 3m -2 4m 0)", f".model rrmod {module}"]
+    for i, r in enumerate(loads):
+        lines += [f"Rs{i} bl mid{i} {r:.6g}", f"Vr{i} mid{i} c{i} 0", f"N{i} c{i} 0 rrmod"]
+    return "\n".join([*lines, ".tran 1u 4m 0 1u", ".end", ""])
+
+
+def _many_cells(tmp_path: Path, osdi: Path, module: str, loads: np.ndarray,
+                options: str) -> dict[str, float]:
+    import re
+    import shutil
+    import subprocess
+
+    deck_file = tmp_path / f"{module}-{options or 'sparse'}.cir"
+    deck_file.write_text(_many_cell_deck(osdi, module, loads, options))
+    proc = subprocess.run([shutil.which("ngspice") or "ngspice", "-b", str(deck_file)],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert "singular" not in out.lower() and "too small" not in out, (module, options,
+                                                                        out[-1500:])
+    got = {}
+    for k, (_, v) in READS.items():
+        currents = np.abs([float(m) for m in re.findall(rf"^{k}_\d+\s*=\s*(\S+)", out, re.M)])
+        assert currents.size == loads.size, (module, options, out[-1500:])
+        got[k] = float(np.mean(v / currents - loads))
+    return got
+
+
+@pytest.mark.slow
+def test_a_hundred_varied_cells_run_with_either_solver_and_either_build(tmp_path):
+    """Issue 37: the many-cell deck runs with Sparse 1.3 and KLU, the module built with its
+    step hint and without it, and the builds read the same R_on and R_off (measured:
+    within 2e-6 and 0.15 %).  Before the gap voltage's Newton limiting
+    (rram.step_hint.NewtonLimit) the hint-less build stopped at 0.80 ms with Sparse:
+    "singular matrix: check node n1#tip", then "timestep too small"."""
+    loads = 5e3 * (1.0 + 0.1 * np.random.default_rng(37).uniform(-1.0, 1.0, MANY_CELLS))
+    hint = _many_cells(tmp_path, models.osdi_module(MODEL), "rram", loads, "")
+    plain_osdi = models.compile_osdi(models.veriloga_source(MODEL, "rram_plain"),
+                                     (NO_BOUND_STEP,))
+    for options in ("", "klu"):
+        plain = _many_cells(tmp_path, plain_osdi, "rram_plain", loads, options)
+        for k in READS:
+            assert plain[k] == pytest.approx(hint[k], rel=5e-3), (options, k, plain, hint)

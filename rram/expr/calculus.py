@@ -20,6 +20,7 @@ from .core import (
     mul,
     neg,
     sub,
+    sym,
 )
 
 
@@ -70,12 +71,17 @@ def rebuild(node: Expr, args: tuple[Expr, ...]) -> Expr:
 
 def substitute(roots: list[Expr], mapping: Mapping[str, Operand]) -> list[Expr]:
     """Replace symbols by expressions (renaming nodes, binding constants)."""
-    repl = {name: as_expr(v) for name, v in mapping.items()}
+    return replace(roots, {sym(name): v for name, v in mapping.items()})
+
+
+def replace(roots: list[Expr], mapping: Mapping[Expr, Operand]) -> list[Expr]:
+    """Replace sub-expressions by expressions (found by identity: nodes are interned)."""
+    repl = {id(node): as_expr(v) for node, v in mapping.items()}
     memo: dict[int, Expr] = {}
     for node in walk(roots):
-        if node.op == "sym":
-            memo[id(node)] = repl.get(node.name, node)
-        elif node.op == "num":
+        if id(node) in repl:
+            memo[id(node)] = repl[id(node)]
+        elif node.op in ("sym", "num"):
             memo[id(node)] = node
         else:
             memo[id(node)] = rebuild(node, tuple(memo[id(a)] for a in node.args))

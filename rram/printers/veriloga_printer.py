@@ -9,7 +9,9 @@ is the model's step hint through the gap's runaways at SET and RESET
 (:mod:`rram.step_hint`): ``$bound_step`` of a fraction of a runaway's e-folding time,
 which changes no equation and binds only inside a runaway; a compiler without
 ``$bound_step`` (upstream OpenVAF 23.5 crashes on it) builds the module with
-``-D RRAM_NO_BOUND_STEP``.
+``-D RRAM_NO_BOUND_STEP``.  The gap voltage is Newton-limited in the SET direction
+(``$limit`` with SPICE's ``pnjlim``: :class:`rram.step_hint.NewtonLimit`), which moves
+iterates only, never a converged solution.
 
 Each state node carries its rate (off in a DC analysis: ``moving = 1 − dc_hold``), the
 weak anchor ``dc_hold·state/thold`` (DC only) and ``ddt`` of the state (rram/model.py); names a user
@@ -18,7 +20,7 @@ Selected lines of the output (the default card)::
 
     >>> from rram.model import MODEL
     >>> lines = render_module(MODEL).splitlines()
-    >>> keep = ("module", "    electrical dgap", "    parameter real ea ", "    analog",
+    >>> keep = ("module", "    electrical dgap", "    parameter real ea ", "    analog begin",
     ...         "        I(br_gap)", "        I(br_x)", "endmodule")
     >>> print("\n".join(line for line in lines if line.startswith(keep)))
     module rram(te, be);
@@ -41,16 +43,17 @@ Selected lines of the output (the default card)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import pairwise
 
 from .. import names as reserved_names
 from ..card import Card
 from ..constants import KB_EV, P_K, P_Q
 from ..errors import InputError
-from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, SOFTPLUS_LN1P, ZERO, Expr, walk
+from ..expr import EXP_LIMIT, SOFTPLUS_EXACT, SOFTPLUS_LN1P, ZERO, Expr, replace, sym, walk
 from ..model import GROUND, Model
 from ..params import Parameter
+from ..step_hint import NewtonLimit
 from .base import Dialect, Schedule, _render
 from .format import format_number
 
@@ -155,8 +158,15 @@ def render_module(
     roots += [o.expr for o in model.outputs]
     roots += [e for b in model.step_bounds for e in (b.rate, b.current)]
     roots += [n.power for n in model.noise]
+    limits = _limit_variables(model, roots)
+    rewritten = replace(roots, {lim.voltage: sym(var) for var, lim in limits.items()})
+    as_limited = {id(r): w for r, w in zip(roots, rewritten, strict=True)}
     reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
-    sched = Schedule(roots, reserved=reserved, prefix="t")
+    sched = Schedule(rewritten, reserved=[*reserved, *limits], prefix="t")
+
+    def render(node: Expr, top: bool = False) -> str:
+        return sched.render(as_limited.get(id(node), node), VERILOGA, top=top)
+
     variables = [a.name for a in sched.assignments]
     out = [
         f"// {name}: filamentary RRAM compact model, ports {', '.join(ports)}.",
@@ -185,36 +195,38 @@ def render_module(
         out.append(f'    (* desc="{o.desc}", units="{o.unit}" *) real {o.name};')
     out += ["", "    // --- From the simulator: DC analyses hold the states; the ambient (K)",
             f"    real {', '.join(SIMULATOR)};"]
+    out += _limit_declarations(limits)
     out += ["", "    // --- Intermediates"]
     for i in range(0, len(variables), 8):
         out.append("    real " + ", ".join(variables[i:i + 8]) + ";")
     out += ["", "    analog begin"]
     out += [f"        {n} = {text};"
             for n, text in (PROBE_SIMULATOR if expose else SIMULATOR).items()]
+    out += _limit_statements(limits, render)
     for a in sched.assignments:
         out.append(f"        {a.name} = {sched.render(a.node, VERILOGA, top=True)};")
     for o in model.outputs:
-        out.append(f"        {o.name} = {sched.render(o.expr, VERILOGA)};")
+        out.append(f"        {o.name} = {render(o.expr)};")
     for b in model.branches:
         terms = []
         if b.flow is not ZERO:
-            terms.append(sched.render(b.flow, VERILOGA))
+            terms.append(render(b.flow))
         if b.charge is not ZERO:
-            terms.append(f"ddt({sched.render(b.charge, VERILOGA)})")
+            terms.append(f"ddt({render(b.charge)})")
         if terms:
             out.append(f"        I({b.name}) <+ {' + '.join(terms)};")
-    out += _noise(model, sched)
-    out += _step_bounds(model, sched)
+    out += _noise(model, render)
+    out += _step_bounds(model, render)
     out += ["    end", "", "endmodule", ""]
     return "\n".join(out)
 
 
-def _noise(model: Model, sched: Schedule) -> list[str]:
+def _noise(model: Model, render: Callable[[Expr], str]) -> list[str]:
     """The noise currents (small-signal only: ``.noise``, never a DC or transient
     solution): ``white_noise`` or ``flicker_noise`` on their branches."""
     out = []
     for n in model.noise:
-        power = sched.render(n.power, VERILOGA)
+        power = render(n.power)
         call = (f'white_noise({power}, "{n.name}")' if n.exponent == 0 else
                 f'flicker_noise({power}, {format_number(n.exponent)}, "{n.name}")')
         out += [f"        // {n.desc}", f"        I({n.branch}) <+ {call};"]
@@ -225,7 +237,7 @@ def _noise(model: Model, sched: Schedule) -> list[str]:
 NO_BOUND_STEP = "RRAM_NO_BOUND_STEP"
 
 
-def _step_bounds(model: Model, sched: Schedule) -> list[str]:
+def _step_bounds(model: Model, render: Callable[[Expr], str]) -> list[str]:
     """``$bound_step(min(fraction/max(λ_V, floor), current_fraction/max(λ_I, floor)))``
     per hint, from ``ddx``: ``λ_V = ∂rate/∂V(node)`` and ``λ_I = λ_V − ∂rate/∂V(drive) ·
     (∂current/∂V(node))/(∂current/∂V(drive))``, the growth rates at a fixed drive
@@ -234,7 +246,7 @@ def _step_bounds(model: Model, sched: Schedule) -> list[str]:
         return []
     out = [f"`ifndef {NO_BOUND_STEP}"]
     for b in model.step_bounds:
-        rate, current = sched.render(b.rate, VERILOGA), sched.render(b.current, VERILOGA)
+        rate, current = render(b.rate), render(b.current)
         floor = format_number(b.floor)
         at_fixed_drive = f"ddx({rate}, V({b.node}))"
         # 1/g as g/(g·g + 1e-300): the conductance g to the drive node takes the sign of
@@ -247,6 +259,42 @@ def _step_bounds(model: Model, sched: Schedule) -> list[str]:
                 f"{floor}), {format_number(b.current_fraction)}/max({at_fixed_current}, "
                 f"{floor})));"]
     return [*out, "`endif"]
+
+
+def _limit_variables(model: Model, roots: Sequence[Expr]) -> dict[str, NewtonLimit]:
+    """The limited branch voltages' variables (``v_<p>_<n>``); each must occur in the
+    equations, or the hint would silently limit nothing."""
+    present = {id(n) for n in walk(roots)}
+    out = {}
+    for lim in model.newton_limits:
+        if id(lim.voltage) not in present:
+            raise ValueError(f"Newton limit on V({lim.p}, {lim.n}): the equations never use "
+                             "that branch voltage")
+        out[f"v_{lim.p}_{lim.n}"] = lim
+    return out
+
+
+def _limit_declarations(limits: Mapping[str, NewtonLimit]) -> list[str]:
+    if not limits:
+        return []
+    descs = ", ".join(lim.desc for lim in limits.values())
+    return ["", f"    // --- Newton-limited branch voltages ({descs}; rram/step_hint.py)",
+            f"    real {', '.join(limits)};"]
+
+
+def _limit_statements(limits: Mapping[str, NewtonLimit],
+                      render: Callable[[Expr], str]) -> list[str]:
+    """SPICE's junction limiting (the built-in ``pnjlim``: the simulator iterates on until
+    no iterate is limited) in the branch's forward direction, which ``direction`` picks."""
+    out = []
+    for var, lim in limits.items():
+        scale = render(lim.scale)
+        args = f'"pnjlim", {scale}, {format_number(lim.onset)}*{scale})'
+        out += [f"        if ({render(lim.direction)} > 0.0)",
+                f"            {var} = $limit(V({lim.p}, {lim.n}), {args};",
+                "        else",
+                f"            {var} = -$limit(V({lim.n}, {lim.p}), {args};"]
+    return out
 
 
 def uses_only_va_functions(model: Model) -> bool:
