@@ -47,6 +47,7 @@ import numpy as np
 
 from .card import Card, default_card
 from .checks import is_number, parse_json
+from .episodes import Episodes
 from .errors import InputError
 from .io import read_text
 from .model import Model
@@ -269,10 +270,22 @@ class VariationSpec:
     mode: Mode | None = None
     #: the model whose parameters vary (default: the default card's)
     model: Model | None = field(default=None, compare=False, repr=False)
+    #: runs of failed SETs, if any (:mod:`rram.episodes`)
+    episodes: Episodes | None = None
 
     def __post_init__(self) -> None:
         if self.model is None:
             object.__setattr__(self, "model", _default_model())
+        if self.episodes is not None:
+            if not isinstance(self.episodes, Episodes):
+                raise InputError(f"episodes: not an Episodes, got {self.episodes!r}")
+            by_set = kinetic(self.model) | {p for p, e in held(self.model).items()
+                                            if e == "set"}
+            redrawn = sorted(v.parameter for v in self.of_kind("c2c") if v.parameter in by_set)
+            if self.episodes.parameter not in redrawn:
+                raise InputError(f"episodes: {self.episodes.parameter!r} is no parameter the "
+                                 "spec redraws at each SET (valid: "
+                                 + (", ".join(redrawn) or "none: add a c2c entry") + ")")
         stepped = [v.parameter for v in self.variations
                    if isinstance(v, Variation) and v.in_mode]
         if self.mode is not None and not isinstance(self.mode, Mode):
@@ -318,6 +331,10 @@ class VariationSpec:
     def parameters(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(v.parameter for v in self.variations))
 
+    def distribution(self, parameter: str) -> str:
+        """The distribution of ``parameter``'s entries (one per parameter)."""
+        return next(v.distribution for v in self.variations if v.parameter == parameter)
+
     def total_sigma(self, parameter: str) -> tuple[str, float]:
         """(distribution, combined σ) of D2D and C2C entries of ``parameter``."""
         vs = [v for v in self.variations if v.parameter == parameter]
@@ -330,6 +347,8 @@ class VariationSpec:
         data: dict = {"variations": [v.as_dict() for v in self.variations]}
         if self.mode is not None:
             data["mode"] = asdict(self.mode)
+        if self.episodes is not None:
+            data["episodes"] = asdict(self.episodes)
         return json.dumps(data, indent=2) + "\n"
 
     @property
@@ -342,7 +361,8 @@ class VariationSpec:
     def from_json(cls, text: str, source: str = "variation spec",
                   model: Model | None = None) -> VariationSpec:
         """Parse ``{"variations": [{parameter, kind, distribution, sigma[, shift,
-        desc, slow, memory, mode_step, mode_scale]}, ...][, "mode": {share, memory}]}``
+        desc, slow, memory, mode_step, mode_scale]}, ...][, "mode": {share, memory}][,
+        "episodes": {share, length, parameter, step[, desc]}]}``
         (other top-level keys, such as a fit's provenance, are metadata); every problem
         names ``source`` and the entry."""
         data = parse_json(text, source)
@@ -358,18 +378,25 @@ class VariationSpec:
                 out.append(Variation(**item, model=model))
             except (TypeError, InputError) as exc:
                 raise InputError(f"{source}: variation {k}: {exc}") from None
-        mode = data.get("mode")
         try:
-            if mode is not None:
-                if not isinstance(mode, dict):
-                    raise InputError(f"mode: not an object, got {mode!r}")
-                try:
-                    mode = Mode(**mode)
-                except TypeError as exc:
-                    raise InputError(f"mode: {exc}") from None
-            return cls(tuple(out), mode, model)
+            mode, episodes = (_optional(data, key, kind) for key, kind in
+                              (("mode", Mode), ("episodes", Episodes)))
+            return cls(tuple(out), mode, model, episodes)
         except InputError as exc:
             raise InputError(f"{source}: {exc}") from None
+
+
+def _optional(data: dict, key: str, kind: type):
+    """The spec's ``key`` object as a ``kind``, or None."""
+    item = data.get(key)
+    if item is None:
+        return None
+    if not isinstance(item, dict):
+        raise InputError(f"{key}: not an object, got {item!r}")
+    try:
+        return kind(**item)
+    except TypeError as exc:
+        raise InputError(f"{key}: {exc}") from None
 
 
 def load_variation(path: str | Path, model: Model | None = None) -> VariationSpec:
@@ -429,7 +456,7 @@ def corner_cards(spec: VariationSpec, n: int, seed: int, width: float = 4.0,
     return cards
 
 
-__all__ = ["DISTRIBUTIONS", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Mode", "Variation",
-           "VariationSpec", "corner_cards", "default_variation", "held", "kinetic",
+__all__ = ["DISTRIBUTIONS", "KINDS", "MAX_LN_SHIFT", "MAX_LN_SIGMA", "Episodes", "Mode",
+           "Variation", "VariationSpec", "corner_cards", "default_variation", "held", "kinetic",
            "load_variation", "spread_limits"]
 

@@ -131,14 +131,14 @@ def test_a_mode_puts_its_share_of_cycles_in_the_upper_configuration_and_lasts():
     assert abs(np.median(dea[upper]) - np.median(dea[~upper])) < 0.005
     assert np.mean(upper[1:] != upper[:-1]) < 0.05  # independent cycles: 42 %
     # a Markov chain whose configuration correlates as exp(-k/memory)
-    state = paths[:, :, -1].T
+    state = paths[:, :, -2].T  # the configuration (the episodes' column is last)
     lag = np.corrcoef(state[:-10].ravel(), state[10:].ravel())[0, 1]
     assert lag == pytest.approx(np.exp(-10 / 100), abs=0.05)
     # the one-at-a-time definition
     assert _apply(MODES.variations[0], base["rtop"], 0.0, 0.0, True) == pytest.approx(
         base["rtop"] * np.e)
     # a spec without a mode draws what it drew before the mode path existed
-    assert np.all(slow_paths(SLOW, 2, range(5), 3)[:, :, -1] == 0)
+    assert np.all(slow_paths(SLOW, 2, range(5), 3)[:, :, -2:] == 0)
 
 
 def test_a_mode_step_needs_the_specs_mode_and_a_c2c_entry():
@@ -178,7 +178,7 @@ def test_a_mode_scale_narrows_an_entry_in_the_upper_configuration_only():
     ln = {name: np.log(np.array([draw(spec, base, 3, range(400), c, "set",
                                       slow=paths[:, c])["rtop"] for c in range(20)])
                        / base["rtop"]) for name, spec in (("scaled", scaled), ("plain", plain))}
-    upper = paths[:, :, -1].T.astype(bool)
+    upper = paths[:, :, -2].T.astype(bool)
     assert np.array_equal(ln["scaled"][~upper], ln["plain"][~upper])
     spread = {k: np.std(v[upper]) for k, v in ln.items()}
     assert spread["plain"] == pytest.approx(0.2, rel=0.1)

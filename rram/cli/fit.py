@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -292,12 +293,16 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
               help="When a resistance is bimodal (a cell in one of two configurations for "
                    "many cycles at a time), fit every carrier's offset in the upper one and "
                    "the length of the CF's path through the layer (l0) there.")
+@click.option("--episodes/--no-episodes", default=True, show_default=True,
+              help="When the record's SETs fail more often than the fitted spread gives, fit "
+                   "SET-failure episodes to its runs of failed SETs (their share and length; "
+                   "the SET barrier raised inside).")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 @protocol_options
 def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
                       refine_devices, nested, seed, rounds, polish, skip, weights,
-                      scatter_path, out, accept, plots, memory, modes, holdout,
+                      scatter_path, out, accept, plots, memory, modes, episodes, holdout,
                       protocol_choice) -> None:
     """Fit the D2D/C2C spreads so that simulated R_LRS, R_HRS, V_set and V_reset
     distributions match DIST_FILE (device, cycle, state, resistance_ohm[, v_set_V,
@@ -382,6 +387,14 @@ def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
         result = result.with_spec(spec, card)
         parts = {v.parameter: (v.slow, v.memory) for v in spec.of_kind("c2c")}
         click.echo("\n".join(memory_lines(parts, drift, model_drift)), err=True)
+    if episodes:
+        from ..fit.episodes import episode_lines, fit_episodes
+
+        found = fit_episodes(frame, card, result.spec, protocol, result.failed_sets(), seed,
+                             log=lambda s: click.echo(s, err=True))
+        if found is not None:
+            result = result.with_spec(dataclasses.replace(result.spec, episodes=found), card)
+        click.echo("\n".join(episode_lines(frame, found)), err=True)
     validation, lines = None, []
     if held is not None:
         from ..fit.holdout import distribution_errors, distribution_lines

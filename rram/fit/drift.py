@@ -189,7 +189,7 @@ def with_slow(spec: VariationSpec, parts: dict[str, tuple[float, float]]) -> Var
             v = dataclasses.replace(v, slow=round(share, 4), memory=memory) \
                 if share >= MIN_SHARE else dataclasses.replace(v, slow=0.0, memory=0.0)
         out.append(v)
-    return VariationSpec(tuple(out), spec.mode)
+    return dataclasses.replace(spec, variations=tuple(out))
 
 
 def drift_lines(stats: dict[str, dict[str, float]]) -> list[str]:

@@ -12,7 +12,8 @@ AR(1) path per device and entry whose innovation at cycle k comes from
 so it too is the same for any chunking (:func:`slow_paths` computes it for all cycles at
 once; a single cycle alone costs k draws).  The spec's configuration (two
 configurations, :class:`rram.variation.Mode`) is a two-state Markov chain per device
-whose uniform at cycle k comes from ``(device, k + 1, 4)``.  The traps a read after a
+whose uniform at cycle k comes from ``(device, k + 1, 4)``, and so is its SET-failure
+episodes' (:class:`rram.episodes.Episodes`), from ``(device, k + 1, 7)``.  The traps a read after a
 SET or a RESET of cycle k meets (read noise, :mod:`rram.noise`) come from ``(device,
 k + 1, 5)`` and ``(device, k + 1, 6)``.
 """
@@ -23,12 +24,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..episodes import Episodes
 from ..errors import InputError
 from ..params import Parameter
 from ..variation import Mode, Variation, VariationSpec
 
 EVENTS = {"d2d": 0, "set": 1, "reset": 2, "slow": 3, "mode": 4, "read_set": 5,
-          "read_reset": 6}
+          "read_reset": 6, "episode": 7}
 #: Redraws before a truncated distribution gives up (a spec whose σ dwarfs the range).
 MAX_REDRAWS = 1000
 #: Redraws of the fast part of an entry with a slow part before it is held at its bound.
@@ -163,14 +165,14 @@ def _truncated(v: Variation, p: Parameter, base: float, rng: np.random.Generator
 
 def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: int
                ) -> np.ndarray:
-    """The slow paths u (devices × cycles × (C2C entries + 1), in
+    """The slow paths u (devices × cycles × (C2C entries + 2), in
     :meth:`VariationSpec.of_kind` order, 0 for an entry without a slow part): u_0
     standard normal, then u_k = φ·u_(k−1) + √(1 − φ²)·η_k, so every u_k is standard
-    normal; last the spec's configuration, 1 in the upper one (always 0 without a
-    mode)."""
+    normal; then the spec's configuration, 1 in the upper one (always 0 without a
+    mode); last 1 inside a SET-failure episode (always 0 without episodes)."""
     _check_seed(seed)
     c2c = spec.of_kind("c2c")
-    out = np.zeros((len(devices), int(cycles), len(c2c) + 1))
+    out = np.zeros((len(devices), int(cycles), len(c2c) + 2))
     slow = [k for k, v in enumerate(c2c) if v.slow]
     if slow and cycles:
         phi = np.array([c2c[k].phi for k in slow])
@@ -180,23 +182,25 @@ def slow_paths(spec: VariationSpec, seed: int, devices: Sequence[int], cycles: i
                 eta[i] = rng.standard_normal(len(slow))
             out[:, cycle, slow] = eta if cycle == 0 else \
                 phi * out[:, cycle - 1, slow] + np.sqrt(1.0 - phi**2) * eta
-    if spec.mode is not None and cycles:
-        _configurations(out[:, :, len(c2c)], spec.mode, seed, devices)
+    for k, (chain, event) in enumerate(((spec.mode, "mode"), (spec.episodes, "episode"))):
+        if chain is not None and cycles:
+            _two_states(out[:, :, len(c2c) + k], chain, event, seed, devices)
     return out
 
 
-def _configurations(out: np.ndarray, mode: Mode, seed: int, devices: Sequence[int]
-                    ) -> None:
-    """Each device's configuration over the cycles (devices × cycles, 1: upper) into
-    ``out``: stationary at cycle 0, then a two-state Markov chain
-    (:meth:`rram.variation.Mode.rates`), one uniform per device and cycle."""
-    leave, enter = mode.rates
+def _two_states(out: np.ndarray, chain: Mode | Episodes, event: str, seed: int,
+                devices: Sequence[int]) -> None:
+    """Each device's state over the cycles (devices × cycles, 1: in the spec's upper
+    configuration, or in an episode) into ``out``: stationary at cycle 0, then a
+    two-state Markov chain (``chain.rates``: leave, enter), one uniform per device and
+    cycle from the ``event`` streams."""
+    leave, enter = chain.rates
     u = np.empty(len(devices))
     for cycle in range(out.shape[1]):
-        for i, rng in enumerate(_generators(seed, devices, cycle, "mode")):
+        for i, rng in enumerate(_generators(seed, devices, cycle, event)):
             u[i] = rng.random()
         if cycle == 0:
-            out[:, 0] = u < mode.share
+            out[:, 0] = u < chain.share
         else:
             upper = out[:, cycle - 1] > 0.5
             out[:, cycle] = np.where(upper, u >= leave, u < enter)
@@ -269,7 +273,7 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     out = {k: np.array(v, float) for k, v in (
         d2d if d2d is not None else draw_d2d(spec, base, seed, devices)).items()}
     c2c = spec.of_kind("c2c")
-    if not any(v.slow for v in c2c) and spec.mode is None:
+    if not any(v.slow for v in c2c) and spec.mode is None and spec.episodes is None:
         slow = None
     elif slow is None:
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
@@ -277,4 +281,18 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     if c2c:
         _apply_all(c2c, spec.model.by_name, out, seed, devices, cycle, event,
                    None if slow is None else slow[:, :len(c2c)], upper)
+    if spec.episodes is not None and event == "set":
+        _raise_in_episodes(out, spec, slow[:, len(c2c) + 1] > 0.5)
     return out
+
+
+def _raise_in_episodes(out: dict[str, np.ndarray], spec: VariationSpec,
+                       inside: np.ndarray) -> None:
+    """The SETs of the devices ``inside`` an episode draw the episodes' parameter raised
+    by its step (a factor e^step for a lognormal parameter; within its range)."""
+    ep = spec.episodes
+    p = spec.model.by_name[ep.parameter]
+    base = out[ep.parameter]
+    raised = base * np.exp(ep.step) if spec.distribution(ep.parameter) == "lognormal" \
+        else base + ep.step
+    out[ep.parameter] = np.where(inside, np.clip(raised, p.lower, p.upper), base)

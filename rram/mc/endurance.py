@@ -87,10 +87,11 @@ class Endurance:
             if not isinstance(v, (int, float)) or not lo <= v <= hi:
                 raise InputError(f"{name} must be in [{lo:g}, {hi:g}], got {v!r}")
         if self.spec is not None:
-            if any(v.slow for v in self.spec.of_kind("c2c")) or self.spec.mode is not None:
+            if any(v.slow for v in self.spec.of_kind("c2c")) or self.spec.mode is not None \
+                    or self.spec.episodes is not None:
                 raise InputError("an endurance run jumps over cycles: its variation spec "
                                  "takes D2D and fast C2C entries only (no slow part, no "
-                                 "mode); run rram.mc.MonteCarlo for those")
+                                 "mode, no episodes); run rram.mc.MonteCarlo for those")
             unknown = set(self.spec.parameters) - set(self.card.model.parameter_names)
             if unknown:
                 raise InputError("the variation spec varies parameter(s) the card's model "
