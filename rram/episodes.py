@@ -10,8 +10,9 @@ of endurance degradation in TMO-RRAM"; Y. Y. Chen et al., IEEE TED 60, 1114 (201
 
 An :class:`Episodes` is that, as the variation spec carries it: each device enters an
 episode and leaves it as a two-state Markov chain (``share`` of the cycles inside, a stay
-of ``length`` cycles on average), and in an episode each SET draws ``parameter`` raised
-by ``step`` (its units; a factor e^step for a lognormal parameter): the migration
+of ``length`` cycles on average), and in an episode each SET draws ``parameter`` at its
+centre raised by ``step`` (its units; a factor e^step for a lognormal parameter; no
+cycle-to-cycle scatter: an episode is a state of its own): the migration
 barrier ``dea`` (the carrier of V_set: the over-RESET region), or the contact ``rtop``
 (drawn by the SET, held through its RESET: an interface that opens for a while, which
 reads as both states high).  The
@@ -36,8 +37,9 @@ MAX_LENGTH = 1e6
 @dataclass(frozen=True)
 class Episodes:
     """SET-failure episodes: ``share`` (0–1) of the cycles inside one, a stay of
-    ``length`` cycles on average, and ``parameter`` raised by ``step`` (its units, or
-    ln units for a lognormal parameter) for the SETs inside (clipped to its range)."""
+    ``length`` cycles on average, and ``parameter`` at its centre (the device's value
+    and the C2C entry's shift) raised by ``step`` (its units, or ln units for a
+    lognormal parameter) for the SETs inside (clipped to its range)."""
 
     share: float
     length: float

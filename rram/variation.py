@@ -331,10 +331,6 @@ class VariationSpec:
     def parameters(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(v.parameter for v in self.variations))
 
-    def distribution(self, parameter: str) -> str:
-        """The distribution of ``parameter``'s entries (one per parameter)."""
-        return next(v.distribution for v in self.variations if v.parameter == parameter)
-
     def total_sigma(self, parameter: str) -> tuple[str, float]:
         """(distribution, combined σ) of D2D and C2C entries of ``parameter``."""
         vs = [v for v in self.variations if v.parameter == parameter]

@@ -66,9 +66,9 @@ def test_values_on_a_bound_are_found():
 
 
 def test_the_committed_tud_fits_have_their_verdicts():
-    """The loop fit passes; the variation fit passes every distribution check and fails
-    the share of failed SETs (1.33 % measured, 0.20 % modelled: failures are not fitted
-    yet), so `make fit` writes the spec with --accept."""
+    """The loop fit passes; the variation fit passes every check, the share of failed
+    SETs too (1.33 % measured; 0.20 % modelled before the SET-failure episodes, which
+    needed --accept), as its saved verdict says."""
     card = load_card(TUD_CARD)
     fit = card.meta["fit"]
     loop = loop_verdict(fit["rms_log10_decades"],
@@ -82,7 +82,8 @@ def test_the_committed_tud_fits_have_their_verdicts():
     variation = variation_verdict(saved["data"], saved["model"], saved["ks"],
                                   (saved["failed_sets"]["data"], saved["failed_sets"]["model"]),
                                   carriers_on_bounds(load_variation(TUD_SPEC), card))
-    assert [c.figure for c in variation.failed] == ["failed SETs, model/data"]
+    assert variation.passed, variation.lines()
+    assert json.loads(TUD_SPEC.read_text())["verdict"]["passed"]
 
 
 def _bimodal_hrs(path: Path) -> None:
