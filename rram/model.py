@@ -406,10 +406,11 @@ def _assemble(blocks: tuple[Block, ...], name: str, calibration: Calibration | N
                              "gap's collapse and 0.05 of its opening per step",
                              scope["p_set"] * scope["rate_vertical"] / NM, 1e3,
                              scope.total("i_gap"), "tip", 0.05),)
-    # The gap hops ∝ sinh(V/vt): junction limiting in the SET direction beyond 4·vt,
-    # where sinh is its exponential branch to 0.03 % (rram/step_hint.py)
-    newton_limits = (NewtonLimit("tip", "bi", V("tip") - V("bi"), sym("vt"), 4.0,
-                                 sym("polarity"), "gap voltage in the SET direction"),)
+    # The gap hops ∝ sinh(V/vt): junction limiting in the SET direction beyond its
+    # critical voltage (rram/step_hint.py)
+    newton_limits = (NewtonLimit("tip", "bi", V("tip") - V("bi"), sym("vt"),
+                                 scope["v_gap_critical"], sym("polarity"),
+                                 "gap voltage in the SET direction"),)
     constraints = tuple(c for b in blocks for c in b.constraints)
     return Model(name, ("te", "be"), nodes, branches, parameters, outputs,
                  tuple(scope.aux_nodes), GROUPS, calibration, step_bounds, constraints,

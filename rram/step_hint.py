@@ -30,24 +30,27 @@ fails, and a failed solve costs 100 Newton iterations before the step is cut.  T
 Python engine's predictive control meets both runaways early
 (:mod:`rram.engine.integrator`) and needs no hint.
 
-**Newton limiting.**  Without the step hint (a compiler without ``$bound_step``) ngspice
-steps into the SET's collapse until Newton fails.  A failed Newton leaves its last
+**Newton limiting.** Without the step hint (a compiler without ``$bound_step``) ngspice
+steps into the SET's collapse until Newton fails. A failed Newton leaves its last
 iterate where the next attempt starts (ngspice does not restore the last accepted
 solution for an OSDI device), and one such iterate put 83 V across a gap held at 1.6 V
-in a SET:
-the gap's hopping current, sinh(V/vt) continued linearly beyond exp(40), gave a
-conductance of 2.6e15 S, the tip and the bottom electrode merged to rounding ("singular
-matrix: check node n1#tip"), and every shorter step restarted from the same iterate
-("timestep too small").  The 100-cell deck of issue 37 failed so at 0.80 ms with Sparse
-1.3 (KLU recovered); VACASK, which restarts from the accepted point, ran it.  A
-:class:`NewtonLimit` gives the gap voltage the junction limiting of SPICE's diodes in the
-SET direction (``$limit`` with the built-in ``pnjlim``,
-:mod:`rram.printers.veriloga_printer`): beyond ``onset``·vt an iterate's step grows
-logarithmically.  The simulator iterates on while an iterate is limited, so limiting
-moves only iterates, never a converged solution; the other renderings (whose Newton
-solvers limit their own steps) ignore it.  (An analog function of one's own in
-``$limit`` does not do that in ngspice 46 with OpenVAF-Reloaded: an ``.op`` with the
-junction's voltage forced stopped with the limited value, 1.4e-15 A for 1e-12 A.)
+in a SET: the gap's hopping current, sinh(V/vt) continued linearly beyond exp(40), gave
+a conductance of 2.6e15 S, the tip and the bottom electrode merged to rounding
+("singular matrix: check node n1#tip"), and every shorter step restarted from the same
+iterate ("timestep too small"). The 100-cell deck of issue 37 failed so at 0.80 ms with
+Sparse 1.3 (KLU recovered); VACASK, which restarts from the accepted point, ran it. A
+:class:`NewtonLimit` gives the gap voltage the junction limiting of SPICE's diodes in
+the SET direction (``$limit`` with the built-in ``pnjlim``,
+:mod:`rram.printers.veriloga_printer`): beyond SPICE's critical voltage of the junction,
+vt·ln(vt/(√2·I_s)) with the gap's I_s (5–8 V on the default card, where its current
+would be ~0.4 A), an iterate's step grows logarithmically. (A fixed 4·vt, 2.4 V on the
+default card, limited the iterates of legitimate pulses too: a 1T1R pulse train's first
+edge then stopped on the step floor.) The simulator iterates on while an iterate is
+limited, so limiting moves only iterates, never a converged solution; the other
+renderings (whose Newton solvers limit their own steps) ignore it. (An analog function
+of one's own in ``$limit`` does not do that in ngspice 46 with OpenVAF-Reloaded: an
+``.op`` with the junction's voltage forced stopped with the limited value, 1.4e-15 A for
+1e-12 A.)
 """
 
 from __future__ import annotations
@@ -86,15 +89,15 @@ class StepBound:
 @dataclass(frozen=True)
 class NewtonLimit:
     """A branch voltage ``V(p) − V(n)`` (``voltage``: as the equations spell it) that
-    conducts like a junction (∝ sinh(V/scale)), whose Newton iterates a SPICE simulator
-    limits beyond ``onset``·``scale`` (V) in its forward direction: V(p, n) where
+    conducts like a junction (∝ e^(V/scale)), whose Newton iterates a SPICE simulator
+    limits beyond ``critical`` (V, SPICE's vcrit) in its forward direction: V(p, n) where
     ``direction`` (an expression of parameters) is positive, else V(n, p)."""
 
     p: str
     n: str
     voltage: Expr
     scale: Expr
-    onset: float
+    critical: Expr
     direction: Expr
     desc: str
 

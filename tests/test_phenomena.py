@@ -158,8 +158,9 @@ def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
     most 3 % of the cycles fail to SET (the device itself failed 1.3 % of 1000 cycles,
     13 in a row); the HRS still carries the next V_set.  The state leaves no trap: with
     the spec's slow parts taken out, no device fails twice in a row.  With them, a device
-    whose slow path wanders where SETs fail may fail a few times in a row, as the
-    measured one did, and then switches again."""
+    whose slow path wanders where SETs fail may fail a few times in a row and then
+    switches again.  The spec's SET-failure episodes add runs of their own (~12 cycles,
+    as the measured device's 13), within the same ≤ 3 % of the cycles."""
     from dataclasses import replace
 
     from rram.card import load_card
@@ -168,10 +169,13 @@ def test_the_fitted_tud_card_cycles_without_an_absorbing_state():
 
     card = load_card(TUD.with_suffix(".card.json"))
     spec = load_variation(TUD.with_suffix(".variation.json"))
-    assert any(v.slow for v in spec.variations)
+    assert any(v.slow for v in spec.variations) and spec.episodes is not None
     fast = VariationSpec(tuple(replace(v, slow=0.0, memory=0.0) for v in spec.variations),
                          spec.mode)
-    for variation, longest in ((fast, 1), (spec, 13)):
+    # the spec's SET-failure episodes (rram.episodes) make runs of their own, ~12 cycles
+    # on average; the state's runs are those of the spec without them
+    slow = replace(spec, episodes=None)
+    for variation, longest in ((fast, 1), (slow, 13), (spec, 30)):
         p = ph.endurance(card, spec=variation, devices=100, cycles=30,
                          protocol=protocol_of(card), max_failed=0.03, early=(5, 15),
                          late=(20, 30))

@@ -14,9 +14,11 @@ laws and nothing oscillates.  Provides ``area_cf``, ``rho``, ``cf_length``, ``g_
 from __future__ import annotations
 
 from ..constants import PI
-from ..expr import safe_exp, safe_sinh, soft_floor
+from ..expr import ln, safe_exp, safe_sinh, soft_floor
 from ..params import parameter as _p
 from .scope import AuxNode, Block, Scope
+
+SQRT2 = 2.0 ** 0.5
 
 PARAMETERS = (
     _p("j0", 1e13, "A/m^2", "Hopping current density prefactor of the gap (v2.0 I0)",
@@ -53,6 +55,11 @@ def build(s: Scope) -> None:
     hop_length = s["x_hop"] if "x_hop" in s else x  # noqa: SIM401 (a Scope, no .get)
     hop = safe_exp(-hop_length / P.xt)
     i_gap = s.provide("i_gap", P.j0 * area_cf * hop * safe_sinh(v_gap / P.vt))
+    # SPICE's critical voltage of a junction, vt·ln(vt/(√2·I_s)), for the gap's
+    # I_s·e^(V/vt) with I_s = j0·area·hop/2: beyond it a Newton iterate's step is limited
+    # (rram.step_hint.NewtonLimit); a converged gap stays far below it (its current
+    # there is ~vt/√2 A)
+    s.provide("v_gap_critical", P.vt * ln(SQRT2 * P.vt / (P.j0 * area_cf * hop)))
     r_cf = s.provide("r_cf", 1.0 / g_cf)
     s.add("i_cf", i_cf)
     s.add("i_gap", i_gap)

@@ -162,7 +162,8 @@ def render_module(
     rewritten = replace(roots, {lim.voltage: sym(var) for var, lim in limits.items()})
     as_limited = {id(r): w for r, w in zip(roots, rewritten, strict=True)}
     reserved = [p.name for p in model.parameters] + [o.name for o in model.outputs]
-    sched = Schedule(rewritten, reserved=[*reserved, *limits], prefix="t")
+    sched = Schedule(rewritten, reserved=[*reserved, *limits, *(f"{v}_critical" for v in limits)],
+                     prefix="t")
 
     def render(node: Expr, top: bool = False) -> str:
         return sched.render(as_limited.get(id(node), node), VERILOGA, top=top)
@@ -279,17 +280,19 @@ def _limit_declarations(limits: Mapping[str, NewtonLimit]) -> list[str]:
         return []
     descs = ", ".join(lim.desc for lim in limits.values())
     return ["", f"    // --- Newton-limited branch voltages ({descs}; rram/step_hint.py)",
-            f"    real {', '.join(limits)};"]
+            f"    real {', '.join(f'{v}, {v}_critical' for v in limits)};"]
 
 
 def _limit_statements(limits: Mapping[str, NewtonLimit],
                       render: Callable[[Expr], str]) -> list[str]:
     """SPICE's junction limiting (the built-in ``pnjlim``: the simulator iterates on until
-    no iterate is limited) in the branch's forward direction, which ``direction`` picks."""
+    no iterate is limited) in the branch's forward direction, which ``direction`` picks;
+    the critical voltage spelt in full (it reads the states, whose variables the
+    schedule assigns after this statement)."""
     out = []
     for var, lim in limits.items():
-        scale = render(lim.scale)
-        args = f'"pnjlim", {scale}, {format_number(lim.onset)}*{scale})'
+        out.append(f"        {var}_critical = {_render(lim.critical, VERILOGA, {}, True)[0]};")
+        args = f'"pnjlim", {render(lim.scale)}, {var}_critical)'
         out += [f"        if ({render(lim.direction)} > 0.0)",
                 f"            {var} = $limit(V({lim.p}, {lim.n}), {args};",
                 "        else",
