@@ -43,8 +43,8 @@ class Episodes:
 
     share: float
     length: float
-    parameter: str = "dea"
-    step: float = 0.0
+    parameter: str
+    step: float
     desc: str = ""
 
     def __post_init__(self) -> None:

@@ -33,7 +33,7 @@ def _spec(episodes: Episodes | None = None) -> VariationSpec:
 ])
 def test_episodes_refuse_what_no_record_can_be(kwargs, match):
     with pytest.raises(InputError, match=match):
-        Episodes(**{"step": 0.5, **kwargs})
+        Episodes(**{"parameter": "dea", "step": 0.5, **kwargs})
 
 
 def test_a_spec_s_episodes_raise_a_parameter_it_redraws_at_each_set():

@@ -296,7 +296,8 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
 @click.option("--episodes/--no-episodes", default=True, show_default=True,
               help="When the record's SETs fail more often than the fitted spread gives, fit "
                    "SET-failure episodes to its runs of failed SETs (their share and length; "
-                   "the SET barrier raised inside).")
+                   "inside, the SET barrier raised, or the contact where the barrier's range "
+                   "cannot fail a SET).")
 @holdout_option("the model's median, spread and KS errors")
 @command_guard
 @protocol_options
