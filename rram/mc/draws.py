@@ -278,16 +278,18 @@ def draw(spec: VariationSpec, base: dict[str, float], seed: int, devices: Sequen
     elif slow is None:
         slow = slow_paths(spec, seed, devices, cycle + 1)[:, cycle]
     upper = None if spec.mode is None else slow[:, len(c2c)] > 0.5
-    device = {k: v.copy() for k, v in out.items()}  # the devices' own (D2D) values
+    raising = spec.episodes is not None and event == "set"
+    # the devices' own (D2D) value of the raised parameter, before the C2C draw
+    device = out[spec.episodes.parameter].copy() if raising else None
     if c2c:
         _apply_all(c2c, spec.model.by_name, out, seed, devices, cycle, event,
                    None if slow is None else slow[:, :len(c2c)], upper)
-    if spec.episodes is not None and event == "set":
+    if raising:
         _raise_in_episodes(out, device, spec, slow[:, len(c2c) + 1] > 0.5)
     return out
 
 
-def _raise_in_episodes(out: dict[str, np.ndarray], device: dict[str, np.ndarray],
+def _raise_in_episodes(out: dict[str, np.ndarray], device: np.ndarray,
                        spec: VariationSpec, inside: np.ndarray) -> None:
     """The SETs of the devices ``inside`` an episode draw the episodes' parameter at the
     device's own value and the C2C entry's centre, raised by the step (no C2C scatter:
@@ -296,8 +298,7 @@ def _raise_in_episodes(out: dict[str, np.ndarray], device: dict[str, np.ndarray]
     ep = spec.episodes
     p = spec.model.by_name[ep.parameter]
     (entry,) = [v for v in spec.of_kind("c2c") if v.parameter == ep.parameter]
-    base = device[ep.parameter]
-    raised = base * np.exp(entry.shift + ep.step) if entry.distribution == "lognormal" \
-        else base + entry.shift + ep.step
+    raised = device * np.exp(entry.shift + ep.step) if entry.distribution == "lognormal" \
+        else device + entry.shift + ep.step
     out[ep.parameter] = np.where(inside, np.clip(raised, p.lower, p.upper),
                                  out[ep.parameter])
