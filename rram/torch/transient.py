@@ -30,13 +30,14 @@ import torch
 
 from ..engine import integrator as steps
 from ..engine.newton import DC_STEP_TOL
-from ..engine.run import Options, circuit_kind
+from ..engine.run import Options, circuit_kind, gap_closure_threshold
 from ..engine.run import simulate as _simulate
 from ..errors import InputError
 from ..events import DROP, DROP_FLOOR, SET_FRACTION
 from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
 from . import _device
+from .dual import dual, has_tangent, primal, solve_equilibrated, tangent
 
 DTYPE = torch.float64
 
@@ -177,11 +178,9 @@ class _Events:
     """The per-segment events of :mod:`rram.events` (lanes, segments), recorded at the
     lanes' accepted points (the rules of the integrator's ``_record``)."""
 
-    def __init__(self, n, nseg, m, thr, gap_closed, igap, like, parameters=0):
+    def __init__(self, n, nseg, m, thr, gap_closed, igap, like):
         def full(v, *shape):
             return torch.full((n, nseg, *shape), v, dtype=DTYPE, device=like.device)
-
-        self.d_tcross = full(np.nan, parameters) if parameters else None
 
         self.imax, self.timax, self.tcross = full(-np.inf), full(np.nan), full(np.nan)
         self.dtmax, self.tdrop, self.tclose = full(-np.inf), full(np.nan), full(np.nan)
@@ -191,10 +190,7 @@ class _Events:
         self.igap = igap
         self.rows = torch.arange(n, device=like.device)
 
-    def record(self, mask, k, t, t_prev, i_now, i_prev, y, y_prev, di_now=None,
-               di_prev=None):
-        """``di_now``, ``di_prev``: the currents' tangents (lanes, parameters), which give
-        the crossing time's (``d_tcross``, the step times held)."""
+    def record(self, mask, k, t, t_prev, i_now, i_prev, y, y_prev):
         r, kk = self.rows, k.clamp(max=self.imax.shape[1] - 1)
 
         def put(a, cond, value):
@@ -217,16 +213,12 @@ class _Events:
         crossed = mask & self.tcross[r, kk].isnan() & (i_now >= thr)
         rise = torch.where(rising, i_now - i_prev, 1.0)
         put(self.tcross, crossed, torch.where(rising, t_prev + (thr - i_prev) / rise * dt, t))
-        if di_now is not None:
-            # t_c = t_prev + (thr − i_prev)/(i_now − i_prev)·dt, differentiated
-            g = torch.where(rising, dt / rise**2, 0.0)[:, None]
-            d = g * ((thr - i_now)[:, None] * di_prev - (thr - i_prev)[:, None] * di_now)
-            self.d_tcross[r, kk] = torch.where(crossed[:, None], d, self.d_tcross[r, kk])
         put(self.dtmax, y[:, -1] > self.dtmax[r, kk], y[:, -1])
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        names = ("imax", "timax", "tcross", "dtmax", "yend", "iend", "tdrop", "tclose")
-        return {k: getattr(self, k).cpu().numpy() for k in names}
+    NAMES = ("imax", "timax", "tcross", "dtmax", "yend", "iend", "tdrop", "tclose")
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {k: getattr(self, k) for k in self.NAMES}
 
 
 def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.ndarray,
@@ -235,22 +227,55 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
                      stop_current: float | Sequence[float] | np.ndarray | None = None,
                      thresholds: np.ndarray | None = None,
                      gap_closed: np.ndarray | None = None, progress: bool = False, *,
-                     device: torch.device | str | None = None, tangents=None
+                     device: torch.device | str | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """:func:`rram.engine.run.integrate_arrays` in torch, every device a lane (same
-    arguments and results; ``device``: where the lanes run).  ``tangents``: forward
-    sensitivities carried along (:class:`rram.torch.sensitivity.Tangents`; their errors
-    join the step control)."""
-    from ..engine.run import gap_closure_threshold
+    arguments and results; ``device``: where the lanes run)."""
+    out_y, status, stats, events = integrate_tensors(
+        circuit, torch.as_tensor(np.array(P), dtype=DTYPE, device=device), TP, VP, ICC, VG,
+        OUT, model, options, stop_current, thresholds, gap_closed, progress)
+    return (out_y.cpu().numpy(), status.cpu().numpy(), stats.cpu().numpy(),
+            {k: v.cpu().numpy() for k, v in events.items()})
 
+
+def _implicit(lanes: _Lanes, y: torch.Tensor, u: torch.Tensor, J: torch.Tensor,
+              residual) -> torch.Tensor:
+    """The solution ``y`` (primal, converged) of residual(F, JQ) = 0 with its tangent by
+    the implicit function theorem: J·S = −∂R/∂θ, the explicit derivative taken through
+    the parameters', inputs' and coefficients' own tangents (one linear solve, not the
+    Newton iterations)."""
+    F, _, _, JQ = lanes(y, u)
+    S, _ = solve_equilibrated(J, -tangent(residual(F, JQ)))
+    return dual(y, S), JQ
+
+
+def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.ndarray,
+                      ICC: np.ndarray, VG: np.ndarray, OUT: np.ndarray, model: Model,
+                      options: Options | None = None,
+                      stop_current: float | Sequence[float] | np.ndarray | None = None,
+                      thresholds: np.ndarray | None = None,
+                      gap_closed: np.ndarray | None = None, progress: bool = False
+                      ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor,
+                                 dict[str, torch.Tensor]]:
+    """:func:`integrate_arrays` on the card tensor ``P`` (lanes, parameters), its results
+    as tensors on ``P``'s device.  ``P`` may carry a forward-mode tangent (inside
+    :func:`torch.autograd.forward_ad.dual_level`): every result then carries its
+    derivative along that tangent — the derivative of the whole adaptive integration,
+    step sizes, rejections, sample interpolation and events included (Newton's
+    iterations run on the primals; each converged solution takes its tangent from the
+    implicit function theorem)."""
     opts = options or Options()
     lay = circuit.layout
     n, m = P.shape[0], len(lay.unknowns)
+    device = P.device
 
     def T(a, dtype=DTYPE):
         return torch.as_tensor(np.array(a), dtype=dtype, device=device)
 
-    lanes = _Lanes(circuit, T(P))
+    lanes = _Lanes(circuit, P)
+    differentiated = has_tangent(P)
+    newton_lanes = _Lanes(circuit, primal(P)) if differentiated else lanes
+    P = primal(P)
     atol_np, errkind_np, lim_np = opts.arrays(lay)
     atol, errkind, lim = T(atol_np), T(errkind_np, torch.long), T(lim_np)
     TPt, VPt, ICCt, VGt, OUTt = T(TP), T(VP), T(ICC), T(VG), T(OUT)
@@ -259,8 +284,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     thr = SET_FRACTION * ICC if thresholds is None else thresholds
     if gap_closed is None:
         gap_closed = gap_closure_threshold(lay, P)
-    events = _Events(n, nseg, m, thr, gap_closed, lay.unknown("dgap"), atol,
-                     0 if tangents is None else tangents.p)
+    events = _Events(n, nseg, m, thr, gap_closed, lay.unknown("dgap"), atol)
     i_stop = T(np.broadcast_to(np.asarray(np.inf if stop_current is None else stop_current,
                                           float), (n,)))
     status = torch.full((n,), int(Status.OK), dtype=torch.long, device=device)
@@ -280,16 +304,17 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     t = TPt[:, 0].clone()
     y = torch.zeros((n, m), dtype=DTYPE, device=device)
     u = inputs(k, t)
-    live = operating_point(lanes, y, u, frozen, atol, lim)
+    live = operating_point(newton_lanes, y, u, frozen, atol, lim)
     status[~live] = int(Status.DC_FAILED)
     stats[~live, Stat.FAIL_TIME] = t[~live]
+    if differentiated:  # the held states' tangents are zero
+        eye = torch.eye(m, dtype=DTYPE, device=device)
+        _, _, JF, _ = newton_lanes(y, u)
+        y, _ = _implicit(lanes, y, u, torch.where(frozen[None, :, None], eye, JF),
+                         lambda F, JQ: torch.where(frozen, 0.0, F))
     _, Q, _, JQ = lanes(y, u)
     i_prev = lanes.probe(y, u).abs()
-    di = None
-    if tangents is not None:
-        tangents.start(y, u, frozen, nout)
-        di = tangents.di
-    events.record(live, k, t, t, i_prev, i_prev, y, y, di, di)
+    events.record(live, k, t, t, i_prev, i_prev, y, y)
     q0, q1, y1, y2 = Q.clone(), Q.clone(), y.clone(), y.clone()
     h1 = torch.zeros(n, dtype=DTYPE, device=device)
     h2 = h1.clone()
@@ -300,12 +325,8 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
     eprev = h1.clone()
     rejected = torch.zeros(n, dtype=torch.bool, device=device)
 
-    def sample(mask, t_from, h, y_from, y_to, t_until, stepped=True):
-        """Write the output times in (t_from, t_until] of the ``mask`` lanes (and the
-        tangents', from theirs before and after the step)."""
-        pairs = [(y_from, y_to, out_y)]
-        if tangents is not None:
-            pairs += tangents.pairs(stepped)
+    def sample(mask, t_from, h, y_from, y_to, t_until):
+        """Write the output times in (t_from, t_until] of the ``mask`` lanes."""
         while nout:
             at = OUTt[rows, iout.clamp(max=nout - 1)]
             due = mask & (iout < nout) & (at <= t_until)
@@ -313,12 +334,10 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
                 return
             d = torch.nonzero(due)[:, 0]
             f = (at[d] - t_from[d]) / torch.where(h[d] > 0, h[d], 1.0)
-            for a, b, out in pairs:
-                fd = f.reshape(-1, *([1] * (a.dim() - 1)))
-                out[d, iout[d]] = a[d] + fd * (b[d] - a[d])
+            out_y[d, iout[d]] = y_from[d] + f[:, None] * (y_to[d] - y_from[d])
             iout[d] += 1
 
-    sample(live, t, torch.zeros_like(t), y, y, t, stepped=False)
+    sample(live, t, torch.zeros_like(t), y, y, t)
     h = torch.clamp((TPt[:, 1] - TPt[:, 0]) * 1e-3, max=opts.hmax)
     bar = None
     if progress:
@@ -345,8 +364,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
             k += skip
         ended = live & (k >= nseg)
         if bool(ended.any()):
-            sample(ended, t, torch.zeros_like(t), y, y, torch.full_like(t, np.inf),
-                   stepped=False)
+            sample(ended, t, torch.zeros_like(t), y, y, torch.full_like(t, np.inf))
             finish(ended)
         if not bool(live.any()):
             break
@@ -367,16 +385,21 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         qhist = c1[:, None] * q0 + c2[:, None] * q1
         cerr = torch.where(order == 2, 2.0 / 7.0, 1.0 / 3.0)
         wt = atol + torch.where(errkind == 2, 0.0, opts.rtol * y.abs())
-        yc = yp.clone()
-        converged, evals, JQ = corrector(lanes, yc, u, a0, qhist, wt, lim, live)
+        yc = primal(yp).clone()
+        converged, evals, JQ = corrector(newton_lanes, yc, primal(u), primal(a0),
+                                         primal(qhist), primal(wt), lim, live)
+        if differentiated:
+            _, _, JF, JQ = newton_lanes(yc, primal(u))
+            def step_residual(F, JQ, y0=yc, a0=a0, qhist=qhist):
+                return F + a0[:, None] * (JQ @ y0[..., None])[..., 0] + qhist
+
+            yc, JQ = _implicit(lanes, yc, u, JF + primal(a0)[:, None, None] * JQ,
+                               step_residual)
         stats[:, Stat.NEWTON] += evals
         stats[:, Stat.JAC] += evals
         err = torch.where(converged & (npts >= 1),
                           _error(yc, yp, y, JQ, atol, errkind, opts.chgtol, opts.rtol, cerr),
                           0.0)
-        if tangents is not None:  # the tangents' local errors join the step control
-            err = torch.where(converged & (npts >= 1), torch.maximum(err, tangents.candidate(
-                yc, u, a0, c1, c2, npts, h, h1, h2, cerr)), err)
         at_floor = h <= 1.001 * opts.hmin
         forced_ok = live & converged & (err > 1) & at_floor & (forced < steps.MAX_FORCED)
         reject = live & ~forced_ok & (~converged | (err > 1))
@@ -395,9 +418,6 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         if not bool(accept.any()):
             continue
         sample(accept, t, h, y, yc, tn)
-        if tangents is not None:
-            di_prev = tangents.di
-            tangents.accept(accept, yc, u)
         a = accept[:, None]
         q = (JQ @ yc[..., None])[..., 0]
         y2, y1 = torch.where(a, y1, y2), torch.where(a, y, y1)
@@ -410,8 +430,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         seg_steps += accept
         current = lanes.probe(y, u)
         i_now = current.abs()
-        events.record(accept, kk, t, t_prev, i_now, i_prev, y, y1,
-                      *((tangents.di, di_prev) if tangents is not None else ()))
+        events.record(accept, kk, t, t_prev, i_now, i_prev, y, y1)
         stopped = accept & (i_now >= i_stop)
         if bool(stopped.any()):
             rising = i_now > i_prev
@@ -444,10 +463,7 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
         h = torch.where(grow, (h * fac).clamp(max=opts.hmax), h)
     if bar is not None:
         bar.close()
-    if tangents is not None:
-        tangents.d_tcross = events.d_tcross
-    return (out_y.cpu().numpy(), status.cpu().numpy(), stats.cpu().numpy(),
-            events.arrays())
+    return out_y, status, stats, events.tensors()
 
 
 def simulate(circuit: str, stimuli, cards=None, circuit_params=None,
@@ -464,5 +480,5 @@ def simulate(circuit: str, stimuli, cards=None, circuit_params=None,
                      options=options, integrate=integrate, **kw)
 
 
-__all__ = ["corrector", "integrate_arrays", "operating_point", "simulate", "step_growth",
-           "step_shrink"]
+__all__ = ["corrector", "integrate_arrays", "integrate_tensors", "operating_point", "simulate",
+           "step_growth", "step_shrink"]
