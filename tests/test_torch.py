@@ -482,11 +482,10 @@ def test_the_step_rules_are_the_integrators():
 
 @pytest.mark.slow
 def test_the_sensitivities_of_a_reset_are_its_finite_differences():
-    """The forward sensitivities of a RESET sweep from the LRS (integrated with the run,
-    their errors in the step control): the derivative of the read after it (R_HRS) by a
-    barrier, the contact resistance and the thermal parameter equal central differences
-    of full runs of the compiled engine (both at Options.tight; measured 7e-6, 1.4e-4,
-    1.7e-5)."""
+    """The derivatives of a RESET sweep from the LRS (the whole integration's): the
+    derivative of the read after it (R_HRS) by a barrier, the contact resistance and the
+    thermal parameter equal central differences of full runs of the compiled engine
+    (both at Options.tight; measured 7e-7, 3.5e-6, 2e-8)."""
     from rram.engine.run import Options, simulate
     from rram.engine.stimulus import sweep_phase
     from rram.torch.sensitivity import sensitivities
@@ -503,7 +502,7 @@ def test_the_sensitivities_of_a_reset_are_its_finite_differences():
                              options=Options.tight()).device_arrays(0)["current_A"][read]
                     for s in (1, -1)]
         fd = (currents[0] - currents[1]) / (2 * h)
-        assert sens.d_current[0, j, read] == pytest.approx(fd, rel=5e-4), name
+        assert sens.d_current[0, j, read] == pytest.approx(fd, rel=1e-5), name
 
 
 def test_sensitivities_refuse_unknown_parameters():
@@ -515,36 +514,34 @@ def test_sensitivities_refuse_unknown_parameters():
         sensitivities("compliance", reset, CARDS["default"], ("nope",))
 
 
-@pytest.mark.slow
-def test_derivatives_through_a_set_are_those_of_full_runs():
-    """Through the abrupt SET of a pristine cell (default options): dV_set/dea and the
-    derivatives of the CF width the SET leaves by ln j0 and by ea equal central
-    differences of full compiled runs at Options.tight (1.3911 V/eV; -0.5256 nm and
-    -1.324 nm/eV, steps 1e-3 and 1e-4 agreeing to 1e-3).  Measured 1.3860, -0.5312 and
-    -1.3072.  The first version, which differentiated the solution on a frozen time
-    grid, gave 1.57 V/eV and +41 nm."""
+def _forming_set_sensitivities(options=None):
     from rram.engine.stimulus import sweep_phase
     from rram.torch.sensitivity import sensitivities
 
-    card = CARDS["default"]
     st = sweep_phase(2.0, 1e3, 100e-6, v_step=0.01)
-    sens = sensitivities("compliance", st, card, ("ea", "j0"))
-    assert sens.v_set()[1][0, 0] == pytest.approx(1.3911, rel=0.01)
+    sens = sensitivities("compliance", st, CARDS["default"], ("ea", "j0"), options=options)
     width = sens.d_samples[0, :, st.sample_times.size - 1,
                            sens.result.layout.unknown("dwidth")]
-    assert width[0] == pytest.approx(-1.324, rel=0.03)
-    assert width[1] * card["j0"] == pytest.approx(-0.5256, rel=0.03)
+    return sens.v_set()[1][0, 0], width[0], width[1] * CARDS["default"]["j0"]
+
+
+#: Central differences of full compiled runs at Options.tight through the default card's
+#: forming SET (2 V at 1 kV/s, 100 uA): dV_set/dea (V/eV; steps 1e-2..1e-4 eV agree to
+#: 1e-9), the derivatives of the CF width it leaves by ea (nm/eV) and by ln j0 (nm;
+#: steps 1e-3 and 1e-4 agree to 5e-3 and 1e-3).
+FORMING_SET_DIFFERENCES = (1.39107, -1.327, -0.5256)
 
 
 @pytest.mark.slow
-def test_the_derivative_of_v_set_is_the_integrations():
-    """The tangents are the derivative of the integration as run: dV_set/dea at rtol
-    1e-4 equals central differences (step 1e-4 eV) of full compiled runs at the same
-    tolerances within 1e-5 (measured 9e-8; the differences at steps 1e-3 and 1e-4 agree
-    to 6e-6)."""
+def test_derivatives_through_a_set_are_those_of_full_runs():
+    """Through the abrupt SET, at rtol 1e-4: dV_set/dea equals central differences
+    (1e-4 eV) of full compiled runs at the same tolerances within 1e-5 (measured 1e-6:
+    the derivative of the integration as run), and the width's derivatives those of
+    full runs at Options.tight within 2 % (measured 0.3 % and 0.6 %).  A frozen time
+    grid gave 1.43 V/eV here (1.57 at rtol 1e-3) and a width derivative by j0 of +41 nm;
+    the step control differentiated without GRID_RATE's cap, the width's 30 % off."""
     from rram.engine.run import Options, simulate
     from rram.engine.stimulus import sweep_phase
-    from rram.torch.sensitivity import sensitivities
 
     card, opts = CARDS["default"], Options().tightened(10)
     st = sweep_phase(2.0, 1e3, 100e-6, v_step=0.01)
@@ -554,7 +551,18 @@ def test_the_derivative_of_v_set_is_the_integrations():
         t = res.events["tcross"][0]
         return float(st.voltage(t[np.isfinite(t)][0]))
 
-    h = 1e-4
-    fd = (v_set(card["ea"] + h) - v_set(card["ea"] - h)) / (2 * h)
-    ad = sensitivities("compliance", st, card, ("ea",), options=opts).v_set()[1][0, 0]
-    assert ad == pytest.approx(fd, rel=1e-5)
+    fd = (v_set(card["ea"] + 1e-4) - v_set(card["ea"] - 1e-4)) / 2e-4
+    d_v_set, *d_width = _forming_set_sensitivities(opts)
+    assert d_v_set == pytest.approx(fd, rel=1e-5)
+    for g, want in zip(d_width, FORMING_SET_DIFFERENCES[1:], strict=True):
+        assert g == pytest.approx(want, rel=0.02)
+
+
+@pytest.mark.slow
+def test_the_derivatives_through_a_set_at_the_default_tolerances():
+    """At the default rtol 1e-3: dV_set/dea within 1 % of the full runs' at
+    Options.tight (measured -0.37 %; the frozen grid gave 1.57, +13 %), the width's
+    within 5 % (measured 2.3 % and 0.9 %)."""
+    got = _forming_set_sensitivities()
+    for g, want, rel in zip(got, FORMING_SET_DIFFERENCES, (0.01, 0.05, 0.05), strict=True):
+        assert g == pytest.approx(want, rel=rel)

@@ -37,9 +37,16 @@ from ..events import DROP, DROP_FLOOR, SET_FRACTION
 from ..model import Circuit, Model
 from ..status import N_STATS, Stat, Status
 from . import _device
-from .dual import dual, has_tangent, primal, solve_equilibrated, tangent
+from .dual import central_jvp, dual, has_tangent, implicit_solution, primal, tangent
 
 DTYPE = torch.float64
+#: The largest relative motion of a step (d ln h / d ln θ) the derivative of the step
+#: control may take (:func:`integrate_tensors`).  Through the SET's runaway the control
+#: sits at its fixed point and the grid moves with the runaway (|d ln h / d ln θ| ≲ 10,
+#: measured); at a knee (the compliance's release) the control answers the knee's
+#: position within a step, 6000 there, and the grid's time derivative random-walked to
+#: 0.7 s/eV where the physics moves 1e-5: the CF width's derivative 30 % off.
+GRID_RATE = 100.0
 
 
 def _columns(x: torch.Tensor) -> list[torch.Tensor]:
@@ -47,7 +54,9 @@ def _columns(x: torch.Tensor) -> list[torch.Tensor]:
 
 
 class _Lanes:
-    """The circuit's kernels over every lane: (F, Q, JF, JQ) at ``y`` (lanes, m)."""
+    """The circuit's kernels over every lane: (F, Q, JF, JQ) at ``y`` (lanes, m).  When
+    the card tensor ``P`` or the arguments carry forward-mode tangents, the results
+    carry their derivatives along them (:func:`rram.torch.dual.central_jvp`)."""
 
     def __init__(self, circuit: Circuit, P: torch.Tensor):
         if circuit.name not in _device.CIRCUITS:
@@ -57,13 +66,22 @@ class _Lanes:
         if unknowns != circuit.unknowns:
             raise InputError("the circuit's model is not the one rram/torch/_device.py was "
                              "generated from (run `rram generate`)")
+        self.P = P
         self.p = _columns(P)
+        self.differentiated = has_tangent(P)
+
+    def _apply(self, fn, y: torch.Tensor, u: torch.Tensor):
+        if self.differentiated or has_tangent(y) or has_tangent(u):
+            # the unknowns and inputs (V, nm, K) at 1e-3 of their units at least
+            return central_jvp(lambda y, u, P: fn(_columns(y), _columns(u), _columns(P)),
+                               y, u, self.P, floors=(1e-3, 1e-3))
+        return fn(_columns(y), _columns(u), self.p)
 
     def __call__(self, y: torch.Tensor, u: torch.Tensor):
-        return self.evaluate(_columns(y), _columns(u), self.p)
+        return self._apply(self.evaluate, y, u)
 
     def probe(self, y: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-        return self.probe_fn(_columns(y), _columns(u), self.p)
+        return self._apply(self.probe_fn, y, u)
 
 
 def _limit(dy: torch.Tensor, lim: torch.Tensor) -> torch.Tensor:
@@ -238,17 +256,6 @@ def integrate_arrays(circuit: Circuit, P: np.ndarray, TP: np.ndarray, VP: np.nda
             {k: v.cpu().numpy() for k, v in events.items()})
 
 
-def _implicit(lanes: _Lanes, y: torch.Tensor, u: torch.Tensor, J: torch.Tensor,
-              residual) -> torch.Tensor:
-    """The solution ``y`` (primal, converged) of residual(F, JQ) = 0 with its tangent by
-    the implicit function theorem: J·S = −∂R/∂θ, the explicit derivative taken through
-    the parameters', inputs' and coefficients' own tangents (one linear solve, not the
-    Newton iterations)."""
-    F, _, _, JQ = lanes(y, u)
-    S, _ = solve_equilibrated(J, -tangent(residual(F, JQ)))
-    return dual(y, S), JQ
-
-
 def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.ndarray,
                       ICC: np.ndarray, VG: np.ndarray, OUT: np.ndarray, model: Model,
                       options: Options | None = None,
@@ -275,7 +282,7 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
     lanes = _Lanes(circuit, P)
     differentiated = has_tangent(P)
     newton_lanes = _Lanes(circuit, primal(P)) if differentiated else lanes
-    P = primal(P)
+    P_in, P = P, primal(P)
     atol_np, errkind_np, lim_np = opts.arrays(lay)
     atol, errkind, lim = T(atol_np), T(errkind_np, torch.long), T(lim_np)
     TPt, VPt, ICCt, VGt, OUTt = T(TP), T(VP), T(ICC), T(VG), T(OUT)
@@ -310,7 +317,7 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
     if differentiated:  # the held states' tangents are zero
         eye = torch.eye(m, dtype=DTYPE, device=device)
         _, _, JF, _ = newton_lanes(y, u)
-        y, _ = _implicit(lanes, y, u, torch.where(frozen[None, :, None], eye, JF),
+        y, _ = implicit_solution(lanes, y, u, torch.where(frozen[None, :, None], eye, JF),
                          lambda F, JQ: torch.where(frozen, 0.0, F))
     _, Q, _, JQ = lanes(y, u)
     i_prev = lanes.probe(y, u).abs()
@@ -338,6 +345,9 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
             iout[d] += 1
 
     sample(live, t, torch.zeros_like(t), y, y, t)
+    if differentiated:  # each lane's parameter value (1 for a parameter at 0)
+        theta = (P.abs() * tangent(P_in).abs()).sum(dim=1)
+        theta = torch.where(theta > 0, theta, 1.0)
     h = torch.clamp((TPt[:, 1] - TPt[:, 0]) * 1e-3, max=opts.hmax)
     bar = None
     if progress:
@@ -373,6 +383,9 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
         h = torch.minimum(h, opts.hfrac * (t_bp - TPt[rows, kk]))
         hit = t + h >= t_bp - 1e-9 * h
         h = torch.where(hit, t_bp - t, h)
+        if differentiated:  # the step control's derivative, within its smooth part
+            cap = GRID_RATE * primal(h) / theta
+            h = torch.where(hit, h, dual(primal(h), tangent(h).clamp(-cap, cap)))
         tn = t + h
         u = inputs(kk, tn)
         order = torch.where(npts >= 2, 2, 1)
@@ -393,7 +406,7 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
             def step_residual(F, JQ, y0=yc, a0=a0, qhist=qhist):
                 return F + a0[:, None] * (JQ @ y0[..., None])[..., 0] + qhist
 
-            yc, JQ = _implicit(lanes, yc, u, JF + primal(a0)[:, None, None] * JQ,
+            yc, JQ = implicit_solution(lanes, yc, u, JF + primal(a0)[:, None, None] * JQ,
                                step_residual)
         stats[:, Stat.NEWTON] += evals
         stats[:, Stat.JAC] += evals
