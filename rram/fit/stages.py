@@ -77,12 +77,14 @@ def screen(loop: MeasuredLoop | Measurement, recipe: Recipe, cards: list[Card],
 
 def run_stage(loop: MeasuredLoop | Measurement, card: Card, recipe: Recipe,
                stage: Stage, options: Options | None = None,
-               tolerance: float = 1e-4, jac_step: float = JAC_STEP
-               ) -> tuple[Card, StageReport]:
+               tolerance: float = 1e-4, jac_step: float = JAC_STEP,
+               objective: type[Objective] = Objective) -> tuple[Card, StageReport]:
     """One least-squares stage: the fitted card and the stage's report (``tolerance``:
-    least squares' ftol and xtol)."""
+    least squares' ftol and xtol; ``objective``: the residuals and their Jacobian, by
+    finite differences in the compiled engine unless another is given, e.g.
+    :class:`rram.torch.calibrate.AutogradObjective`)."""
     ts = time.perf_counter()
-    obj = Objective(loop, recipe, stage, card, options, jac_step)
+    obj = objective(loop, recipe, stage, card, options, jac_step)
     mini = lmfit.Minimizer(lambda p, o=obj: o.residual(p), lmfit_parameters(obj, recipe))
     res = mini.least_squares(jac=lambda p, o=obj: o.jacobian(p), x_scale="jac",
                              max_nfev=stage.max_nfev, ftol=tolerance, xtol=tolerance)
