@@ -270,7 +270,8 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
     derivative along that tangent — the derivative of the whole adaptive integration,
     step sizes, rejections, sample interpolation and events included (Newton's
     iterations run on the primals; each converged solution takes its tangent from the
-    implicit function theorem)."""
+    implicit function theorem; the step control's derivative is capped at
+    :data:`GRID_RATE`)."""
     opts = options or Options()
     lay = circuit.layout
     n, m = P.shape[0], len(lay.unknowns)
