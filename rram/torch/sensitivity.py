@@ -103,7 +103,8 @@ def sensitivities(circuit: str, stimuli, cards=None, parameters: Sequence[str] =
             return None if a is None else np.repeat(np.asarray(a), p, axis=0)
 
         seed = torch.zeros((n * p, P.shape[1]), dtype=DTYPE, device=device)
-        seed[torch.arange(n * p), torch.tensor([lay.column(nm) for nm in names] * n)] = 1.0
+        seed[torch.arange(n * p, device=seed.device),
+             torch.tensor([lay.column(nm) for nm in names] * n, device=seed.device)] = 1.0
         stops = None if stop_current is None else np.broadcast_to(
             np.asarray(stop_current, float), (n,))
         with fwad.dual_level():
