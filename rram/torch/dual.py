@@ -81,14 +81,15 @@ def central_jvp(fn, *args: torch.Tensor, floors: tuple[float, ...] = (), step: f
     return duals if isinstance(centre, tuple) else duals[0]
 
 
-def implicit_solution(lanes, y: torch.Tensor, u: torch.Tensor, J: torch.Tensor,
-              residual) -> torch.Tensor:
+def implicit_solution(lanes, y: torch.Tensor, u: torch.Tensor, residual, jacobian
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
     """The solution ``y`` (primal, converged) of residual(F, JQ) = 0 with its tangent by
-    the implicit function theorem: J·S = −∂R/∂θ, the explicit derivative taken through
-    the parameters', inputs' and coefficients' own tangents (one linear solve, not the
-    Newton iterations)."""
-    F, _, _, JQ = lanes(y, u)
-    S, _ = solve_equilibrated(J, -tangent(residual(F, JQ)))
+    the implicit function theorem: J·S = −∂R/∂θ, J = jacobian(JF, JQ) of the same
+    evaluation's primals, the explicit derivative taken through the parameters',
+    inputs' and coefficients' own tangents (one linear solve, not the Newton
+    iterations).  Also JQ (with its tangent)."""
+    F, _, JF, JQ = lanes(y, u)
+    S, _ = solve_equilibrated(jacobian(primal(JF), primal(JQ)), -tangent(residual(F, JQ)))
     return dual(y, S), JQ
 
 

@@ -317,9 +317,8 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
     stats[~live, Stat.FAIL_TIME] = t[~live]
     if differentiated:  # the held states' tangents are zero
         eye = torch.eye(m, dtype=DTYPE, device=device)
-        _, _, JF, _ = newton_lanes(y, u)
-        y, _ = implicit_solution(lanes, y, u, torch.where(frozen[None, :, None], eye, JF),
-                         lambda F, JQ: torch.where(frozen, 0.0, F))
+        y, _ = implicit_solution(lanes, y, u, lambda F, JQ: torch.where(frozen, 0.0, F),
+                                 lambda JF, JQ: torch.where(frozen[None, :, None], eye, JF))
     _, Q, _, JQ = lanes(y, u)
     i_prev = lanes.probe(y, u).abs()
     events.record(live, k, t, t, i_prev, i_prev, y, y)
@@ -403,12 +402,13 @@ def integrate_tensors(circuit: Circuit, P: torch.Tensor, TP: np.ndarray, VP: np.
         converged, evals, JQ = corrector(newton_lanes, yc, primal(u), primal(a0),
                                          primal(qhist), primal(wt), lim, live)
         if differentiated:
-            _, _, JF, JQ = newton_lanes(yc, primal(u))
             def step_residual(F, JQ, y0=yc, a0=a0, qhist=qhist):
                 return F + a0[:, None] * (JQ @ y0[..., None])[..., 0] + qhist
 
-            yc, JQ = implicit_solution(lanes, yc, u, JF + primal(a0)[:, None, None] * JQ,
-                               step_residual)
+            def step_jacobian(JF, JQ, a0=a0):
+                return JF + primal(a0)[:, None, None] * JQ
+
+            yc, JQ = implicit_solution(lanes, yc, u, step_residual, step_jacobian)
         stats[:, Stat.NEWTON] += evals
         stats[:, Stat.JAC] += evals
         err = torch.where(converged & (npts >= 1),
