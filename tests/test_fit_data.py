@@ -55,6 +55,26 @@ def test_bad_input_names_file_line_and_problem(tmp_path, text, message):
     assert message in str(err.value)
 
 
+def test_a_file_without_times_needs_the_sweep_rate(tmp_path):
+    """The rate sets the kinetics, so a time-less file is never given one by default
+    (it once was 1 s a point: a 1T1R loop swept at 1 kV/s then fitted its SET barrier
+    at 2.28 eV for the 1.60 eV that made it); with the rate each point lasts its
+    voltage step over it, a repeated voltage one median step."""
+    volts = [0.0, -0.5, -1.0, -1.5, -1.5, -1.0, -0.5, 0.0]
+    text = "cycle,V,I\n" + "".join(f"1,{v},{1e-6 * abs(v)}\n" for v in volts)
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as err:
+        load_iv(path)
+    assert str(path) in str(err.value) and "--sweep-rate" in str(err.value)
+    (curve,) = load_iv(path, sweep_rate=1e3)
+    assert np.allclose(np.diff(curve.time), 0.5e-3)
+    with pytest.raises(InputError, match="sweep rate must be within"):
+        load_iv(path, sweep_rate=1e12)
+    timed = write(tmp_path, "cycle,time,V,I\n" + rows(SWEEP, [1e-6] * 7), "timed.csv")
+    with pytest.raises(InputError, match="drop --sweep-rate"):
+        load_iv(timed, sweep_rate=1e3)
+
+
 def test_a_cycle_holding_a_whole_loop_gives_its_two_sweeps_and_the_set_polarity(tmp_path):
     volts = [*SWEEP, 0.5, 1.0, 1.5, 1.0, 0.5, 0.0]
     amps = [0, 1e-6, 5e-4, 5e-4, 5e-4, 5e-4, 1e-5, 2e-4, 4e-4, 1e-5, 5e-6, 2e-6, 0]

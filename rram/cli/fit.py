@@ -137,6 +137,13 @@ def judged(verdict, out: str, accept: bool, what: str) -> None:
                         f"{what} anyway)")
 
 
+#: The ramp rate of I-V files that carry no time column (never assumed: it sets the kinetics).
+sweep_rate_option = click.option(
+    "--sweep-rate", type=float, default=None, callback=finite, metavar="V/S",
+    help="The sweeps' ramp rate (V/s), for files without a time column (required there: "
+         "the rate sets the switching kinetics).")
+
+
 @click.command()
 @click.argument("iv_files", nargs=-1, required=True, type=InputPath())
 @click.option("--cycle", type=int, default=None,
@@ -154,6 +161,7 @@ def judged(verdict, out: str, accept: bool, what: str) -> None:
 @click.option("--voltage-column", default=None, help="Name of the voltage column.")
 @click.option("--current-column", default=None, help="Name of the current column.")
 @columns_option("time_s,voltage_V,current_uA")
+@sweep_rate_option
 @click.option("--out", required=True, type=OutputPath(companions=(VERDICT,)),
               help="Fitted card (JSON, with provenance and the fit report); its verdict "
                    "goes beside it (<out>.verdict.json).")
@@ -173,8 +181,8 @@ def judged(verdict, out: str, accept: bool, what: str) -> None:
                    "integrator's tolerances, at a slightly higher RMS.")
 @command_guard
 def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_polarity,
-        v_gate, reset_gate, transistor, voltage_column, current_column, columns, out, accept,
-        plot, holdout, starts, refit) -> None:
+        v_gate, reset_gate, transistor, voltage_column, current_column, columns, sweep_rate,
+        out, accept, plot, holdout, starts, refit) -> None:
     """Fit the model to a measured DC loop: IV_FILES hold the SET and RESET sweeps
     (one file with whole loops, or one file per polarity)."""
     from ..fit.data import load_iv, sha256_of
@@ -187,7 +195,8 @@ def fit(iv_files, cycle, cycle_range, card_path, recipe_path, compliance, set_po
         raise InputError("give --cycle or --cycles, not both")
     recipe = load_recipe(recipe_path) if recipe_path else default_recipe()
     curves = [c for f in iv_files for c in load_iv(
-        f, voltage=voltage_column, current=current_column, columns=columns)]
+        f, voltage=voltage_column, current=current_column, columns=columns,
+        sweep_rate=sweep_rate)]
     loops = build_loops(curves, compliance, set_polarity, recipe.icc_reset, v_gate,
                         reset_gate, transistor)
     held: list = []
@@ -433,11 +442,12 @@ def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
 @click.option("--set-polarity", type=click.Choice(["auto", "negative", "positive"]),
               default="auto", show_default=True)
 @gate_options
+@sweep_rate_option
 @click.option("--out", required=True, type=OutputPath(),
               help="CSV: one row per cycle (fitted ea, eh, kth, x0, RMS, error).")
 @command_guard
 def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, v_gate,
-                   reset_gate, transistor, out) -> None:
+                   reset_gate, transistor, sweep_rate, out) -> None:
     """Refit every measured loop (ea, eh, kth, x0 from the median-cycle card): the
     cycle-to-cycle scatter of the kinetics, for rram fit-variation --scatter."""
     from ..fit.cycles import fit_cycles, scatter_sigmas
@@ -447,7 +457,8 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, v
     from ..io import write_atomic
 
     recipe = default_recipe()
-    loops = build_loops([c for f in iv_files for c in load_iv(f)], compliance, set_polarity,
+    loops = build_loops([c for f in iv_files for c in load_iv(f, sweep_rate=sweep_rate)],
+                        compliance, set_polarity,
                         recipe.icc_reset, v_gate, reset_gate, transistor)
     span = _cycle_range(cycle_range)
     loops = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.stimulus import check_compliance as check_stimulus_compliance
+from ..engine.stimulus import check_rate
 from ..errors import InputError
 from ..io import read_table, read_text
 from .tables import name_and_unit
@@ -163,20 +164,37 @@ def check_compliance(value: float, what: str = "compliance") -> float:
     return check_stimulus_compliance(value, what)
 
 
+def _times_of_sweep(v: np.ndarray, rate: float) -> np.ndarray:
+    """Times (s) of a sweep's points at ``rate`` (V/s): each point its voltage step
+    over the rate, one that repeats the last voltage the median step's time."""
+    steps = np.abs(np.diff(v))
+    moving = steps[steps > 0]
+    hold = float(np.median(moving)) if moving.size else 1.0
+    return np.r_[0.0, np.cumsum(np.where(steps > 0, steps, hold))] / rate
+
+
 def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None = None,
             time: str | None = None, cycle: str | None = None,
             compliance: float | None = None, cycles: set[int] | None = None,
-            columns: Sequence[str] | None = None) -> list[IVCurve]:
+            columns: Sequence[str] | None = None,
+            sweep_rate: float | None = None) -> list[IVCurve]:
     """The sweeps of an I-V CSV, one :class:`IVCurve` per cycle and polarity (in file
     order: a cycle that holds a whole loop gives its two sweeps).
 
     Each sweep must leave zero and come back (both branches, ≥ 3 points each); with
     ``compliance`` (A) no point may exceed it by more than :data:`COMPLIANCE_MARGIN`.
     ``cycles`` keeps only those cycle numbers (an error if one is missing).  A headerless
-    file needs ``columns``, its column names (e.g. ``time_s, voltage_V, current_uA``)."""
+    file needs ``columns``, its column names (e.g. ``time_s, voltage_V, current_uA``).
+
+    A file without a time column needs ``sweep_rate`` (V/s): the rate sets the switching
+    kinetics (a SET barrier fitted at 1 s a point instead of 1 kV/s comes out ~0.7 eV
+    high), so it is never assumed.  Each point then lasts its voltage step over the rate,
+    a point that repeats the last voltage one median step."""
     path = Path(path)
     if compliance is not None:
         check_compliance(compliance)
+    if sweep_rate is not None:
+        check_rate(sweep_rate, "sweep rate")
     frame = read_table(path, "I-V data", names=columns)
     offset = int(frame.attrs.get("first_line", 2)) - 2  # line of row k: k + 2 + offset
     columns = [str(c) for c in frame.columns]
@@ -194,9 +212,17 @@ def load_iv(path: str | Path, *, voltage: str | None = None, current: str | None
     check_magnitude(v, found["voltage"], path, "voltage", "V", MAX_VOLTAGE_V, frame)
     check_magnitude(i, found["current"], path, "current", "A", MAX_CURRENT_A, frame)
     if found["time"]:
+        if sweep_rate is not None:
+            raise InputError(f"{path}: has a time column ({found['time']}), so the sweep "
+                             "rate comes from it: drop --sweep-rate")
         t = numeric_column(frame, found["time"], path) * _scale(found["time"], "time", path)
+    elif sweep_rate is None:
+        raise InputError(f"{path}: no time column (looked for {', '.join(ALIASES['time'])}, "
+                         f"with an optional unit suffix; columns: {', '.join(columns)}): "
+                         "the sweep rate sets the switching kinetics, so give it "
+                         "(--sweep-rate V/s) or a time column")
     else:
-        t = np.arange(len(frame), dtype=float)
+        t = _times_of_sweep(v, sweep_rate)
     c = integer_column(frame, found["cycle"], path) if found["cycle"] \
         else np.ones(len(frame), int)
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
