@@ -101,10 +101,11 @@ def _check(figure: str, value: float, limit: float, advice: str, unit: str = "",
 def variation_verdict(data: Mapping[str, Mapping[str, float]],
                       model: Mapping[str, Mapping[str, float]], ks: Mapping[str, float],
                       failed_sets: tuple[float, float],
-                      at_bounds: Iterable[str] = ()) -> Verdict:
+                      at_bounds: Mapping[str, str] | Iterable[str] = ()) -> Verdict:
     """The verdict of a variation fit from its statistics (median, spread per metric),
     KS distances, (measured, modelled) shares of failed SETs, and the carriers whose
-    shift or spread ended at its limit."""
+    shift or spread ended at its limit (:func:`carriers_on_bounds`: each with what
+    did)."""
     checks = []
     for m, d_ks in ks.items():
         d, s = data[m], model[m]
@@ -135,12 +136,13 @@ def variation_verdict(data: Mapping[str, Mapping[str, float]],
             f"{100 * modelled:.2f} %)", 1 / FAILURE_FACTOR <= ratio <= FAILURE_FACTOR,
             "the SETs fail at another rate than measured: check the protocol's SET "
             "amplitude and compliance (a weaker SET fails more often)"))
-    for p in at_bounds:
+    limited = at_bounds if isinstance(at_bounds, Mapping) else dict.fromkeys(
+        at_bounds, "centre or spread")
+    for p, what in limited.items():
         checks.append(Check(f"carrier {p}", math.nan, "not at its limit", False,
-                            f"the fit pushed {p}'s shift or spread to its limit: the "
-                            "card's nominal device is too far from the data for this "
-                            "carrier; refit the card on this device, or --skip the "
-                            "metric it carries"))
+                            f"the fit pushed {p}'s {what} to its limit: the data ask of "
+                            "this carrier more than the model lets it give; refit the "
+                            "card on this device, or --skip the metric it carries"))
     return Verdict("variation fit", tuple(checks))
 
 
@@ -213,19 +215,32 @@ def parameters_on_bounds(card, recipe, names: Iterable[str]) -> list[str]:
     return [n for n in names if on_bound(card[n], *recipe.bounds_of(n))]
 
 
-def carriers_on_bounds(spec, card) -> list[str]:
+def carriers_on_bounds(spec, card) -> dict[str, str]:
     """The carriers of a fitted ``spec`` whose centre shift or σ ended at the limit the
     variation fit gives it (:func:`rram.fit.matching.shift_bounds`,
-    :data:`rram.fit.carriers.MAX_SIGMA`)."""
+    :data:`rram.fit.carriers.MAX_SIGMA`), in either configuration: the upper one's
+    centre (shift + mode_step) and σ factor (mode_scale, within
+    :data:`rram.fit.matching.MIN_SCALE` and what keeps σ·mode_scale ≤ MAX_SIGMA) too.
+    Each with what is at its limit."""
+    from ..variation import MAX_MODE_SCALE
     from .carriers import MAX_SIGMA
-    from .matching import shift_bounds
+    from .matching import MIN_SCALE, shift_bounds
 
-    out = []
+    out: dict[str, list[str]] = {}
     for v in spec.variations:
         if v.parameter not in MAX_SIGMA:
             continue
         lo, hi = shift_bounds(v.parameter, card)
-        if (on_bound(v.shift, lo, hi) or (v.sigma and on_bound(v.sigma, 0.0, MAX_SIGMA[
-                v.parameter]))) and v.parameter not in out:
-            out.append(v.parameter)
-    return out
+        sigma_max = MAX_SIGMA[v.parameter]
+        limited = [what for what, at in (
+            ("centre", on_bound(v.shift, lo, hi)),
+            ("spread", bool(v.sigma) and on_bound(v.sigma, 0.0, sigma_max)),
+            ("centre in the upper configuration",
+             bool(v.mode_step) and on_bound(v.shift + v.mode_step, lo, hi)),
+            ("spread in the upper configuration",
+             bool(v.sigma) and v.mode_scale != 1 and on_bound(
+                 v.mode_scale, MIN_SCALE, min(sigma_max / v.sigma, MAX_MODE_SCALE))))
+            if at]
+        if limited:
+            out.setdefault(v.parameter, []).extend(limited)
+    return {p: " and ".join(whats) for p, whats in out.items()}
