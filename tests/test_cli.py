@@ -118,3 +118,38 @@ def test_bad_variation_weight_exits_2_naming_it(run, tmp_path, weight, fragment)
     assert r.exit_code == 2
     assert fragment in r.output
     assert not out.exists()
+
+
+def test_a_ctrl_c_a_library_swallowed_comes_again_until_the_command_stops():
+    """rram.interrupt: the command line's SIGINT handler repeats a Ctrl-C every RETRY_S
+    until the command stops on it, and not after (a fresh clone's run once saw `rram
+    array disturb` run on for 20 minutes after its Ctrl-C)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, signal, time
+        from rram import interrupt
+        assert interrupt.install()
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            pass  # swallowed, as C code that clears every error does
+        t0 = time.monotonic()
+        try:
+            while time.monotonic() - t0 < 30:
+                sum(range(1000))
+        except KeyboardInterrupt:
+            interrupt.handled()
+            print(f"again after {time.monotonic() - t0:.2f} s")
+        time.sleep(3 * interrupt.RETRY_S)  # handled: no more
+        print("done")
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    first, last = r.stdout.split("\n")[:2]
+    assert first.startswith("again after") and float(first.split()[2]) <= 2.5
+    assert last == "done"

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from .. import __version__
+from .. import __version__, interrupt
 from .array import margin, read, vmm
 from .array import netlist as array_netlist
 from .array_write import disturb, write_cmd
@@ -45,9 +45,11 @@ class _Group(click.Group):
         _dump_stacks_on_sigusr1()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        interrupt.install()
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:
+            interrupt.handled()
             click.echo("Aborted.", err=True)
             sys.exit(1)
         except click.ClickException as exc:

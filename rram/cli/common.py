@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 
+from .. import interrupt
 from ..errors import CardError, InputError, InterruptedRunError, RramError, SimulationError
 from ..io import check_writable, not_a_file
 
@@ -184,9 +185,11 @@ def command_guard(func: Callable) -> Callable:
             click.echo(f"Error: simulation failed: {exc}", err=True)
             sys.exit(1)
         except InterruptedRunError as exc:
+            interrupt.handled()
             click.echo(f"Error: {exc}", err=True)
             sys.exit(INTERRUPTED)
         except KeyboardInterrupt:  # every output is atomic: nothing half-written stays
+            interrupt.handled()
             click.echo("Error: interrupted; no output was written", err=True)
             sys.exit(INTERRUPTED)
         except RramError as exc:
