@@ -250,3 +250,26 @@ def test_a_varied_array_deck_has_one_model_for_all_its_cells(tmp_path):
     cells = [line for line in lines if line.startswith("N")]
     assert len(cells) == 256
     assert len({line.split(" kth=")[1].split()[0] for line in cells}) >= 200  # all varied
+
+
+@pytest.mark.parametrize("card", [None, "fitting/results/tud_H16248L_M12.card.json"],
+                         ids=["default", "tud"])
+def test_write_sets_by_default_in_the_cards_own_polarity(run, tmp_path, card):
+    """Issue 38: without --amplitude a write is a SET of the array's card, in its own
+    polarity: the fitted TUD card SETs at negative voltage, where +1.8 V would RESET it
+    (as it did before: the selected HRS cell x1.0 after 3 pulses)."""
+    from pathlib import Path
+
+    from rram.card import load_card
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "w.csv"
+    extra = [] if card is None else ["--card", str(root / card)]
+    r = run("array", "write", "--rows", "4", "--cols", "4", "--pattern", "all-hrs",
+            "--scheme", "v/3", "--count", "3", "--no-progress", "--out", str(out), *extra)
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "w.csv.json").read_text())
+    polarity = (default_card() if card is None else load_card(root / card))["polarity"]
+    assert meta["write"]["amplitude"] == pytest.approx(1.8 * polarity)
+    df = pd.read_csv(out)
+    assert df.r_selected_ohm.iloc[-1] < df.r_selected_ohm.iloc[0] / 10

@@ -44,10 +44,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..card import CardBatch
+from ..card import Card, CardBatch
 from ..circuits import CIRCUIT_PARAMETERS, build_circuit
 from ..constants import NM
 from ..errors import ConvergenceError, InputError
+from ..states import set_sign
 from ..status import Status, succeeded
 from .build import build
 from .cells import CellBank, States, cell_parameters, with_states
@@ -72,6 +73,17 @@ def _finite(value: float, what: str, lo: float, hi: float) -> float:
     if not isinstance(value, int | float) or not math.isfinite(value) or not lo <= value <= hi:
         raise InputError(f"{what} = {value!r} is out of range: valid is [{lo:g}, {hi:g}]")
     return float(value)
+
+
+#: The write pulse's magnitude (V) where none is given: it SETs the default card's HRS.
+SET_AMPLITUDE_V = 1.8
+
+
+def set_amplitude(card: Card) -> float:
+    """The default write amplitude (V, selected row minus selected column): a SET,
+    :data:`SET_AMPLITUDE_V` in ``card``'s SET polarity (negative for a card that SETs
+    at negative voltage, as the fitted TUD card does)."""
+    return SET_AMPLITUDE_V * set_sign(card)
 
 
 @dataclass(frozen=True)

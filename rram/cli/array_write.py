@@ -18,9 +18,10 @@ _WRITE_OPTIONS: list[Callable] = [
     click.option("--scheme", type=click.Choice(["v/2", "v/3", "float"]), default="v/2",
                  show_default=True,
                  help="Unselected lines at V/2; at V/3 (rows) and 2V/3 (columns); or undriven."),
-    click.option("--amplitude", type=float, default=1.8, show_default=True, callback=finite,
+    click.option("--amplitude", type=float, default=None, callback=finite,
                  help="Pulse amplitude, selected row minus selected column (V; > 0 SETs the "
-                      "default card, < 0 RESETs)."),
+                      "default card, < 0 RESETs) [default: a SET, 1.8 V in the card's SET "
+                      "polarity]."),
     click.option("--width", type=float, default=1e-6, show_default=True, callback=finite,
                  help="Flat top of each pulse (s); must be long against the wires' RC."),
     click.option("--rise", type=float, default=10e-9, show_default=True, callback=finite,
@@ -42,12 +43,19 @@ def write_options(func: Callable) -> Callable:
     return func
 
 
+def _amplitude(spec, kw: dict[str, Any]) -> float:
+    """--amplitude, else a SET of the array's card in its own polarity."""
+    from ..array.write import set_amplitude
+
+    return set_amplitude(spec.card) if kw["amplitude"] is None else kw["amplitude"]
+
+
 def _run_write(spec, states, kw: dict[str, Any], count: int, out: str | None):
     """The write of the command's options."""
     from ..array.write import PulseTrain, check_write, write
 
     cell = tuple(kw["cell"] or (spec.rows // 2, spec.cols // 2))
-    pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
+    pulse = PulseTrain(_amplitude(spec, kw), kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     check_write(spec, cell, pulse, kw["scheme"], kw["substeps"])
     bar = None
     if kw["progress"]:
@@ -150,7 +158,7 @@ def _disturb_budget(spec, count: int, out, plot, budget, sizes, kw: dict[str, An
         ns = check_budget(budget, [int(x) for x in sizes.split(",")])
     except ValueError:
         raise InputError(f"--sizes {sizes!r}: give sizes such as 4,8,16") from None
-    pulse = PulseTrain(kw["amplitude"], kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
+    pulse = PulseTrain(_amplitude(spec, kw), kw["width"], count, kw["rise"], kw["fall"], kw["gap"])
     for n in ns:  # every size checked before the first write
         check_write(dataclasses.replace(spec, rows=n, cols=n), (n // 2, n // 2), pulse,
                     kw["scheme"], kw["substeps"])
