@@ -94,20 +94,14 @@ def test_a_set_runaway_at_the_velocity_cap_converges_through_the_runaway_step_ca
     assert res.events["imax"][0, 0] > 0.9 * protocol.icc_set
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 37, open: the subcircuit stops on 'timestep too small' in a hand-written hold "
-    "of an LRS at V_set/2 (at 2e-7 s and 5e-9 s; the OSDI module runs both).  The held "
-    "gap reads 1.1e-6 nm above its bound (the soft clip's tail), the transient's fixed "
-    "point, and the first steps must resolve that 0.1 ps relaxation below ngspice's step "
-    "floor.  A clip 1/20 of the guard wide (tail 1e-11 nm) gets past it, but the first "
-    "step (12.5 us: the subcircuit has no $bound_step, and at this tmax ngspice takes no "
-    "point at its 1 ps dc_run ramp) then lands on a spurious state, the gap at l0 and "
-    "the CF at the cell wall (the current 100x down)"))
 @pytest.mark.parametrize("stop", [1.0, 1e2])
 def test_the_subcircuit_holds_an_lrs_at_half_the_set_voltage(tmp_path, stop):
     """An LRS at V_set/2 (a half-selected cell in the SET polarity) for ``stop`` seconds,
     the subcircuit in an ``ngspice -b`` deck of its own: it runs to the end, and the LRS
-    holds (R within 2×)."""
+    holds (R within 2×).  Issue 37: it stopped on "timestep too small" (at 2e-7 s and
+    5e-9 s) while the gap's soft clip (xguard/10 wide) read a closed gap 1.1e-6 nm open,
+    which the SET bias closed in 0.1 ps, below ngspice's step floor; xguard/40 wide, a
+    closed gap is 0 exactly and the hold a fixed point from t = 0."""
     import shutil
     import subprocess
 

@@ -31,6 +31,9 @@ from .scope import AuxNode, Block, Constraint, Scope, V
 #: Rate constant of the guard-band recovery, 1/(nm·s): a state d nm outside its guard
 #: band returns at RECOVERY·d² nm/s (1 nm out: back within nanoseconds).
 RECOVERY = 1e9
+#: The gap's guard band in widths of its soft clip: over 37 (SOFTPLUS_EXACT), the clip is
+#: the identity to rounding at 0 and l0, so a closed gap is 0, not the clip's tail.
+GAP_CLIP_WIDTHS = 40.0
 
 PARAMETERS = (
     _p("polarity", 1, "", "+1: SET at positive V(te,be); -1: SET at negative V(te,be)",
@@ -136,10 +139,14 @@ def build(s: Scope) -> None:
     A simulator's Newton iteration may visit absurd node values (a gap of −9 nm, a
     temperature of 10⁶ K) when a step is too long for the SET runaway, and SPICE does not
     restore the last good point before retrying with a shorter step.  The states are
-    therefore passed through :func:`~rram.expr.soft_clip`, the identity (to e^(−8) of
-    the guard width) over the physical range and saturating outside it: x in
-    [−xguard, l0 + xguard], w in [wmin/2, wcf + xguard], T in [``tfloor``, ``tceil``]
-    (exact to e^(−30) between 200 K and 2000 K).  Voltages are not clipped: every
+    therefore passed through :func:`~rram.expr.soft_clip`, the identity over the physical
+    range and saturating outside it: x in [−xguard, l0 + xguard], xguard/40 wide (the
+    identity to rounding over [0, l0], 40 widths inside: a closed gap is 0 exactly, where
+    a clip xguard/10 wide read it 1.1e-6 nm open, and a SET-biased LRS relaxed to 0 in
+    0.1 ps, below SPICE's step floor; a clip at ±4·xguard did too, but let the SET's
+    overshoot below 0 move R_LRS 1 % with the step cap), w in [wmin/2, wcf + xguard] (to
+    e^(−5) of the width at wmin), T in [``tfloor``, ``tceil``] (exact to e^(−30) between
+    200 K and 2000 K).  Voltages are not clipped: every
     conduction path stays monotone in its voltage (the exponentials continue linearly),
     so a guarded model has no spurious solutions.
 
@@ -165,7 +172,8 @@ def build(s: Scope) -> None:
     w_lo, w_hi = 0.5 * P.wmin / NM, P.wcf / NM + xg
     # on SPICE nodes of their own: every branch reads them, and spelt in place their
     # soft clips multiplied the subcircuit's expressions (rram.printers.spice_printer)
-    x_nm = s.provide("x_nm", soft_clip(gap_nm, x_lo, x_hi, 0.1 * xg), aux=AuxNode("x_nm", "nm"))
+    x_nm = s.provide("x_nm", soft_clip(gap_nm, x_lo, x_hi, xg / GAP_CLIP_WIDTHS),
+                     aux=AuxNode("x_nm", "nm"))
     w_nm = s.provide("w_nm", soft_clip(width_nm, w_lo, w_hi, 0.1 * P.wmin / NM),
                      aux=AuxNode("w_nm", "nm"))
     v_cell = s.provide("v_cell", pol * (V("ti") - V("bi")))

@@ -152,7 +152,7 @@ def device_flows(nodes, p):
     rho = rho0*safe_exp(tcr*(t_safe - tnom))
     t13 = l0/1e-09
     t14 = t13 + t3
-    t15 = 0.1*t3
+    t15 = t3/40.0
     t16 = (x0 + t7*(xlrs - x0) + t8*(xhrs - x0))/1e-09 + n_dgap
     x_nm = t14 - t15*softplus((t14 - (-t3 + t15*softplus((t16 + t3)/t15)))/t15)
     x = 1e-09*x_nm
@@ -306,7 +306,7 @@ def device_outputs(nodes, p):
     t_safe = tceil - t1*softplus((tceil - (tfloor + t1*softplus((t_local - tfloor)/t1)))/t1)
     t2 = xguard/1e-09
     t3 = l0/1e-09 + t2
-    t4 = 0.1*t2
+    t4 = t2/40.0
     t5 = state*(2.0 - state)
     t6 = 0.5*state*(state - 1.0)
     x_nm = t3 - t4*softplus((t3 - (-t2 + t4*softplus(((x0 + t5*(xlrs - x0) + t6*(xhrs - x0))/1e-09 + n_dgap + t2)/t4)))/t4)
@@ -512,7 +512,7 @@ def resistor_eval(y, u, p):
     rho = rho0*(t27*(1.0 + torch.clamp(t26 - 40.0, min=0.0)))
     t28 = l0/1e-09
     t29 = t28 + t4
-    t30 = 0.1*t4
+    t30 = t4/40.0
     t31 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
     t32 = (t31 + t4)/t30
     t33 = (t29 - (-t4 + t30*softplus(t32)))/t30
@@ -931,7 +931,7 @@ def resistor_charges(y, u, p):
     rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
     t17 = l0/1e-09
     t18 = t17 + t4
-    t19 = 0.1*t4
+    t19 = t4/40.0
     t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
     x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
     x = 1e-09*x_nm
@@ -1227,7 +1227,7 @@ def compliance_eval(y, u, p):
     rho = rho0*(t28*(1.0 + torch.clamp(t27 - 40.0, min=0.0)))
     t29 = l0/1e-09
     t30 = t29 + t5
-    t31 = 0.1*t5
+    t31 = t5/40.0
     t32 = (x0 + t9*(xlrs - x0) + t10*(xhrs - x0))/1e-09 + n_dgap
     t33 = (t32 + t5)/t31
     t34 = (t30 - (-t5 + t31*softplus(t33)))/t31
@@ -1646,7 +1646,7 @@ def compliance_charges(y, u, p):
     rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
     t17 = l0/1e-09
     t18 = t17 + t4
-    t19 = 0.1*t4
+    t19 = t4/40.0
     t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
     x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
     x = 1e-09*x_nm
@@ -1943,7 +1943,7 @@ def one_t_one_r_eval(y, u, p):
     rho = rho0*(t29*(1.0 + torch.clamp(t28 - 40.0, min=0.0)))
     t30 = l0/1e-09
     t31 = t30 + t6
-    t32 = 0.1*t6
+    t32 = t6/40.0
     t33 = (x0 + t10*(xlrs - x0) + t11*(xhrs - x0))/1e-09 + n_dgap
     t34 = (t33 + t6)/t32
     t35 = (t31 - (-t6 + t32*softplus(t34)))/t32
@@ -2362,7 +2362,7 @@ def one_t_one_r_charges(y, u, p):
     rho = rho0*(torch.exp(torch.clamp(t16, max=EXP_LIMIT))*(1.0 + torch.clamp(t16 - 40.0, min=0.0)))
     t17 = l0/1e-09
     t18 = t17 + t4
-    t19 = 0.1*t4
+    t19 = t4/40.0
     t20 = (x0 + t8*(xlrs - x0) + t9*(xhrs - x0))/1e-09 + n_dgap
     x_nm = t18 - t19*softplus((t18 - (-t4 + t19*softplus((t20 + t4)/t19)))/t19)
     x = 1e-09*x_nm
