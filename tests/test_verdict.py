@@ -41,7 +41,7 @@ def test_each_threshold_decides_its_check():
     assert v.passed and len(v.checks) == 7
     bad = {"r_lrs_ohm": _stats(5.6e3, 0.2), "v_set_V": _stats(1.0, 0.12)}
     v = variation_verdict(data, bad, {"r_lrs_ohm": 0.11, "v_set_V": 0.05}, (0.02, 0.005),
-                          at_bounds=["deh"])
+                          at_bounds={"deh": "spread"})
     assert {c.figure for c in v.failed} == {"median r_lrs_ohm", "KS r_lrs_ohm",
                                             "spread v_set_V", "failed SETs, model/data",
                                             "carrier deh"}

@@ -46,6 +46,12 @@ RANK_UNIT = 0.05
 OUT_OF_RANGE_UNIT = 0.001
 #: The smallest factor on a carrier's σ in the upper configuration.
 MIN_SCALE = 0.1
+
+
+def scale_bounds(p: str, sigma: float) -> tuple[float, float]:
+    """The range of carrier ``p``'s σ factor in the upper configuration at σ ``sigma``:
+    from :data:`MIN_SCALE` to what keeps σ·factor within MAX_SIGMA and MAX_MODE_SCALE."""
+    return MIN_SCALE, min(MAX_SIGMA[p] / sigma, MAX_MODE_SCALE)
 #: The factors on the layer :func:`geometry_scan` tries.
 GEOMETRY_GRID = (1.15, 1.3, 1.5, 1.75, 2.0)
 #: Moment steps (with the scan's sensitivities) each cell of the scan gets.
@@ -298,8 +304,7 @@ def configuration_step(ev: Evaluator, trial: dict[str, float], model: dict | Non
         ratio = float(np.clip(want / max(got[m]["upper_spread"], 1e-12), 0.5, 2.0))
         sigma = max(trial[sigma_key(p, "")], 1e-12) if sigma_key(p, "") in trial else 1.0
         trial[f"scale_{p}"] = float(np.clip(trial.get(f"scale_{p}", 1.0) * ratio ** damping,
-                                            MIN_SCALE, min(MAX_SIGMA[p] / sigma,
-                                                           MAX_MODE_SCALE)))
+                                            *scale_bounds(p, sigma)))
 
 
 def geometry_scan(ev: Evaluator, values: dict[str, float], rounds: int

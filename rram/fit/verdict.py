@@ -101,7 +101,7 @@ def _check(figure: str, value: float, limit: float, advice: str, unit: str = "",
 def variation_verdict(data: Mapping[str, Mapping[str, float]],
                       model: Mapping[str, Mapping[str, float]], ks: Mapping[str, float],
                       failed_sets: tuple[float, float],
-                      at_bounds: Mapping[str, str] | Iterable[str] = ()) -> Verdict:
+                      at_bounds: Mapping[str, str] | None = None) -> Verdict:
     """The verdict of a variation fit from its statistics (median, spread per metric),
     KS distances, (measured, modelled) shares of failed SETs, and the carriers whose
     shift or spread ended at its limit (:func:`carriers_on_bounds`: each with what
@@ -136,9 +136,7 @@ def variation_verdict(data: Mapping[str, Mapping[str, float]],
             f"{100 * modelled:.2f} %)", 1 / FAILURE_FACTOR <= ratio <= FAILURE_FACTOR,
             "the SETs fail at another rate than measured: check the protocol's SET "
             "amplitude and compliance (a weaker SET fails more often)"))
-    limited = at_bounds if isinstance(at_bounds, Mapping) else dict.fromkeys(
-        at_bounds, "centre or spread")
-    for p, what in limited.items():
+    for p, what in (at_bounds or {}).items():
         checks.append(Check(f"carrier {p}", math.nan, "not at its limit", False,
                             f"the fit pushed {p}'s {what} to its limit: the data ask of "
                             "this carrier more than the model lets it give; refit the "
@@ -220,11 +218,10 @@ def carriers_on_bounds(spec, card) -> dict[str, str]:
     variation fit gives it (:func:`rram.fit.matching.shift_bounds`,
     :data:`rram.fit.carriers.MAX_SIGMA`), in either configuration: the upper one's
     centre (shift + mode_step) and σ factor (mode_scale, within
-    :data:`rram.fit.matching.MIN_SCALE` and what keeps σ·mode_scale ≤ MAX_SIGMA) too.
+    :func:`rram.fit.matching.scale_bounds`) too.
     Each with what is at its limit."""
-    from ..variation import MAX_MODE_SCALE
     from .carriers import MAX_SIGMA
-    from .matching import MIN_SCALE, shift_bounds
+    from .matching import scale_bounds, shift_bounds
 
     out: dict[str, list[str]] = {}
     for v in spec.variations:
@@ -239,7 +236,7 @@ def carriers_on_bounds(spec, card) -> dict[str, str]:
              bool(v.mode_step) and on_bound(v.shift + v.mode_step, lo, hi)),
             ("spread in the upper configuration",
              bool(v.sigma) and v.mode_scale != 1 and on_bound(
-                 v.mode_scale, MIN_SCALE, min(sigma_max / v.sigma, MAX_MODE_SCALE))))
+                 v.mode_scale, *scale_bounds(v.parameter, v.sigma))))
             if at]
         if limited:
             out.setdefault(v.parameter, []).extend(limited)
