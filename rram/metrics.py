@@ -112,6 +112,20 @@ def did_not_switch(reason, operation: str = NO_SET) -> np.ndarray:
                        len(reason))
 
 
+def failed_resets(reason) -> np.ndarray:
+    """Where a ``reason`` column names a RESET that did not switch after a SET that did:
+    a failed RESET.  A RESET from a SET that failed has nothing to reset (a run of
+    failed SETs reads ``no_set+no_reset``) and counts among the failed SETs only."""
+    return did_not_switch(reason, NO_RESET) & ~did_not_switch(reason, NO_SET)
+
+
+def failed_reset_share(reason) -> float:
+    """Share of the RESETs after a SET that switched that did not switch (NaN if no SET
+    switched): :func:`failed_resets` over the cycles whose SET switched."""
+    after = ~did_not_switch(reason, NO_SET)
+    return float(failed_resets(reason)[after].mean()) if after.any() else float("nan")
+
+
 def switching_voltage(ev: Mapping[str, np.ndarray], segments: np.ndarray, kind: str,
                       stimulus: Stimulus) -> float:
     """The switching voltage (V) of one phase (``kind``: ``set`` or ``reset``) of one

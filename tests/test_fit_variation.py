@@ -106,6 +106,23 @@ def test_the_fitted_tud_spec_stays_in_the_range_of_validity():
     assert (frame["reason"] == "no_set").mean() <= 0.03
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 38, open: the committed spec fails 1.4 % of its RESETs (28 of 1973 after a "
+    "SET that switched, seed 7), the device none of 987: its contact's lognormal tail "
+    "(sigma 1.9 in ln, 5-30 kOhm) holds their current below the switch.  Refitted with "
+    "the failed-RESET residual, 0.66 % with every statistic passing; pressed four times "
+    "harder, 0.50 % with R_HRS's median -24 % and KS 0.16"))
+def test_the_fitted_tud_spec_resets_as_the_device_does():
+    """Issue 38: none of the record's RESETs after a SET that switched failed; the
+    modelled share is within the verdict's floor (0.5 %)."""
+    from rram.fit.verdict import FAILURE_FLOOR
+    from rram.metrics import failed_reset_share
+
+    _, _, target, frame = _committed_sample()
+    assert target.failed_resets == 0.0
+    assert failed_reset_share(frame["reason"]) <= FAILURE_FLOOR
+
+
 def test_the_fitted_tud_spec_sets_reach_the_compliance_as_measured():
     """Issue 38: every one of the 101 stored measured SET curves reaches the 500 uA
     compliance (none of them is of the record's failed SETs, cycles 977-989); the

@@ -10,7 +10,14 @@ from rram.engine.run import simulate
 from rram.engine.stimulus import dc_loops
 from rram.experiment import DCLoop
 from rram.mc import MonteCarlo, run_devices
-from rram.metrics import NO_RESET, NO_SET, loop_metrics, switching_rule
+from rram.metrics import (
+    NO_RESET,
+    NO_SET,
+    failed_reset_share,
+    failed_resets,
+    loop_metrics,
+    switching_rule,
+)
 
 
 def test_the_rule_keeps_a_voltage_only_where_the_resistance_changed_twofold():
@@ -21,6 +28,16 @@ def test_the_rule_keeps_a_voltage_only_where_the_resistance_changed_twofold():
     np.testing.assert_array_equal(v_set, [1.0, np.nan, 1.0, np.nan])
     np.testing.assert_array_equal(v_reset, [-0.6, -0.6, np.nan, -0.6])
     assert list(reason) == ["", NO_SET, NO_RESET, ""]
+
+
+def test_a_failed_reset_is_one_after_a_set_that_switched():
+    """Issue 38: a run of failed SETs reads no_set+no_reset (its RESET had nothing to
+    reset) and counts among the failed SETs only; a failed RESET is one after a SET
+    that switched, and its share is over those cycles."""
+    reason = ["", NO_RESET, f"{NO_SET}+{NO_RESET}", NO_SET, "", np.nan]
+    assert failed_resets(reason).tolist() == [False, True, False, False, False, False]
+    assert failed_reset_share(reason) == pytest.approx(1 / 4)
+    assert np.isnan(failed_reset_share([f"{NO_SET}+{NO_RESET}", NO_SET]))
 
 
 def test_a_cell_that_conducts_nothing_reports_why():

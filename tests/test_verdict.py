@@ -51,6 +51,14 @@ def test_each_threshold_decides_its_check():
     assert v.passed
     # an unmeasured failure share is not judged
     assert len(variation_verdict(data, good, {"r_lrs_ohm": 0.0}, (math.nan, 0.0)).checks) == 3
+    # failed RESETs are judged alike (issue 38: the TUD record has none of 987; a spec
+    # whose contact tail holds 1.4 % of them below the switch fails)
+    v = variation_verdict(data, good, {"r_lrs_ohm": 0.0}, (math.nan, 0.0),
+                          failed_resets=(0.0, 0.014))
+    assert [c.figure for c in v.failed] == ["failed RESETs, model/data"]
+    assert "RESET" in v.failed[0].advice
+    assert variation_verdict(data, good, {"r_lrs_ohm": 0.0}, (math.nan, 0.0),
+                             failed_resets=(0.0, 0.004)).passed
 
 
 def test_a_loop_fit_notes_a_parameter_on_its_recipe_bound_without_failing():

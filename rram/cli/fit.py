@@ -425,7 +425,8 @@ def fit_variation_cmd(dist_file, columns, layout, card_path, devices, cycles,
 
     verdict = variation_verdict(result.data_stats, result.model_stats, result.ks(),
                                 (result.target.failed_sets, result.failed_sets()),
-                                carriers_on_bounds(result.spec, card))
+                                carriers_on_bounds(result.spec, card),
+                                (result.target.failed_resets, result.failed_resets()))
     judged(verdict, out, accept, "spec")
     save_spec(result, out, data_sha256=sha256_of(dist_file), card=card, holdout=validation,
               drift=drift, model_drift=model_drift, verdict=verdict.as_dict())

@@ -21,7 +21,7 @@ from ..card import Card
 from ..errors import InputError
 from ..experiment import DCLoop
 from ..mc import MonteCarlo, run_devices
-from ..metrics import LOG_METRICS
+from ..metrics import LOG_METRICS, failed_reset_share
 from ..validity import OUT_OF_RANGE, count_out_of_range
 from ..variation import MAX_MODE_SCALE, Mode, Variation, VariationSpec, spread_limits
 from .drift import with_slow
@@ -56,6 +56,8 @@ BURN_IN = 1
 #: The geometry of a configuration (:func:`rram.fit.matching.geometry_scan`): the length
 #: of the CF's path through the layer, the bound of the gap.
 GEOMETRY = "l0"
+#: The key of :func:`model_stats` that holds the share of failed RESETs.
+FAILED_RESETS = "failed_resets"
 
 
 
@@ -120,8 +122,9 @@ def _frame_metrics(frame: pd.DataFrame, target: Target) -> dict[str, np.ndarray]
 def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict]:
     """:func:`stats_of` a simulated frame, nested like the target's (with the
     conditional D2D spreads the target measured), under ``"ranks"`` the rank
-    correlations the target measured, and under :data:`rram.validity.OUT_OF_RANGE` the
-    share of its device-cycles that left the model's range of validity."""
+    correlations the target measured, under :data:`rram.validity.OUT_OF_RANGE` the
+    share of its device-cycles that left the model's range of validity, and under
+    :data:`FAILED_RESETS` the share of its RESETs after a switched SET that failed."""
     devices = {m: frame["device"].to_numpy() for m in target.metrics}
     values = _frame_metrics(frame, target)
     out: dict[str, dict] = stats_of(values, devices if target.design else None)
@@ -132,6 +135,7 @@ def model_stats(frame: pd.DataFrame, target: Target) -> dict[str, dict]:
     ranks = rank_correlations(frame)
     out["ranks"] = {k: ranks.get(k, float("nan")) for k, _ in target.ranks}
     out[OUT_OF_RANGE] = count_out_of_range(frame) / max(len(frame), 1)
+    out[FAILED_RESETS] = failed_reset_share(frame["reason"])
     return out
 
 
@@ -197,6 +201,6 @@ def simulate_metrics(card: Card, spec: VariationSpec, protocol: DCLoop, devices:
     return frame[frame["converged"]]
 
 
-__all__ = ["BURN_IN", "CANDIDATES", "DISTRIBUTION", "GEOMETRY", "MAX_SIGMA", "MIN_SENSITIVITY",
-           "PROBE", "START_SIGMA", "centre", "choose_carriers", "model_stats", "protocol_of",
-           "sigma_key", "simulate_metrics", "spec_from"]
+__all__ = ["BURN_IN", "CANDIDATES", "DISTRIBUTION", "FAILED_RESETS", "GEOMETRY", "MAX_SIGMA",
+           "MIN_SENSITIVITY", "PROBE", "START_SIGMA", "centre", "choose_carriers",
+           "model_stats", "protocol_of", "sigma_key", "simulate_metrics", "spec_from"]

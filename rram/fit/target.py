@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..checks import is_number
 from ..errors import InputError
-from ..metrics import LOG_METRICS, METRICS, did_not_switch, scaled
+from ..metrics import LOG_METRICS, METRICS, did_not_switch, failed_reset_share, scaled
 from .nested import CONDITIONAL, check_design, conditional_d2d, nested_stats
 
 #: Quantiles matched beside the median (of ln R for resistances): the shape, tails included.
@@ -118,6 +118,9 @@ class Target:
     ranks: tuple[tuple[str, float], ...] = ()
     #: share of the measured SETs that did not switch (``no_set``), NaN if unknown
     failed_sets: float = math.nan
+    #: share of the measured RESETs after a switched SET that did not switch
+    #: (:func:`rram.metrics.failed_reset_share`), NaN if unknown
+    failed_resets: float = math.nan
     #: nested: (metric, its measured ``d2d_given``) of the :data:`CONDITIONAL` pairs
     conditional: tuple[tuple[str, float], ...] = ()
 
@@ -246,8 +249,10 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     design = check_design(frame) if nested else None
     failed = (did_not_switch(lrs["reason"]).mean()
               if "reason" in lrs.columns and len(lrs) else math.nan)
+    failed_reset = (failed_reset_share(lrs["reason"])
+                    if "reason" in lrs.columns and len(lrs) else math.nan)
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
-                    _data_ranks(lrs, hrs, skip), float(failed))
+                    _data_ranks(lrs, hrs, skip), float(failed), failed_resets=failed_reset)
     if design:  # the conditional D2D spreads, their metrics paired by cycle
         conditional = []
         for m, given in CONDITIONAL:

@@ -62,7 +62,7 @@ from ..card import Card
 from ..errors import InputError
 from ..experiment import DCLoop
 from ..io import write_text_atomic
-from ..metrics import LOG_METRICS, METRICS, did_not_switch
+from ..metrics import LOG_METRICS, METRICS, did_not_switch, failed_reset_share
 from ..validity import OUT_OF_RANGE
 from ..variation import VariationSpec
 from .carriers import (
@@ -173,7 +173,9 @@ class VariationFit:
         ks = self.ks()
         lines.append("KS distance: " + ", ".join(f"{m} {v:.3f}" for m, v in ks.items()))
         lines.append(f"failed SETs: data {100 * self.target.failed_sets:.1f} %, model "
-                     f"{100 * self.failed_sets():.1f} %")
+                     f"{100 * self.failed_sets():.1f} %; failed RESETs (after a SET that "
+                     f"switched): data {100 * self.target.failed_resets:.1f} %, model "
+                     f"{100 * self.failed_resets():.1f} %")
         lines.append(f"device-cycles outside the model's range of validity: "
                      f"{100 * self.model_stats.get(OUT_OF_RANGE, 0.0):.1f} %")
         lines.append(f"{self.nfev} Monte Carlo evaluations, {self.seconds:.0f} s")
@@ -188,6 +190,10 @@ class VariationFit:
     def failed_sets(self) -> float:
         """Share of the simulated SETs that did not switch."""
         return float(did_not_switch(self.model_frame["reason"]).mean())
+
+    def failed_resets(self) -> float:
+        """Share of the simulated RESETs after a SET that switched that did not switch."""
+        return failed_reset_share(self.model_frame["reason"])
 
     def ks(self) -> dict[str, float]:
         from scipy.stats import ks_2samp
@@ -296,6 +302,8 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                    "ks": fit.ks(),
                    "failed_sets": {"data": (fit.target.failed_sets if math.isfinite(
                        fit.target.failed_sets) else None), "model": fit.failed_sets()},
+                   "failed_resets": {"data": (fit.target.failed_resets if math.isfinite(
+                       fit.target.failed_resets) else None), "model": fit.failed_resets()},
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout

@@ -22,8 +22,8 @@ from ..metrics import LOG_METRICS
 KS_MAX = 0.10
 MEDIAN_MAX = 0.10  # relative error of a median (resistances and voltages)
 SPREAD_MAX = 0.15  # relative error of a spread
-FAILURE_FACTOR = 2.0  # modelled over measured share of failed SETs, either way
-#: Below this share (of SETs) a failure share is within a sample's noise: ≤ 0.5 % in
+FAILURE_FACTOR = 2.0  # modelled over measured share of failed SETs/RESETs, either way
+#: Below this share (of SETs or RESETs) a failure share is within a sample's noise: ≤ 0.5 % in
 #: both the data and the model passes whatever their ratio.
 FAILURE_FLOOR = 0.005
 LOOP_RMS_MAX_DEC = 0.2
@@ -101,11 +101,13 @@ def _check(figure: str, value: float, limit: float, advice: str, unit: str = "",
 def variation_verdict(data: Mapping[str, Mapping[str, float]],
                       model: Mapping[str, Mapping[str, float]], ks: Mapping[str, float],
                       failed_sets: tuple[float, float],
-                      at_bounds: Mapping[str, str] | None = None) -> Verdict:
+                      at_bounds: Mapping[str, str] | None = None,
+                      failed_resets: tuple[float, float] = (math.nan, math.nan)) -> Verdict:
     """The verdict of a variation fit from its statistics (median, spread per metric),
-    KS distances, (measured, modelled) shares of failed SETs, and the carriers whose
+    KS distances, (measured, modelled) shares of failed SETs, the carriers whose
     shift or spread ended at its limit (:func:`carriers_on_bounds`: each with what
-    did)."""
+    did), and the (measured, modelled) shares of failed RESETs (after a SET that
+    switched; :func:`rram.metrics.failed_reset_share`)."""
     checks = []
     for m, d_ks in ks.items():
         d, s = data[m], model[m]
@@ -124,24 +126,36 @@ def variation_verdict(data: Mapping[str, Mapping[str, float]],
             _check(f"KS {m}", d_ks, KS_MAX, "the distribution's shape differs: if it has "
                    "two modes keep --modes; a metric the model cannot follow can be left "
                    "out with --skip", within=False)]
-    measured, modelled = failed_sets
-    if math.isfinite(measured):
-        if max(measured, modelled) <= FAILURE_FLOOR:
-            ratio = 1.0
-        else:
-            ratio = max(modelled, 1e-12) / max(measured, 1e-12)
-        checks.append(Check(
-            "failed SETs, model/data", ratio,
-            f"within x{FAILURE_FACTOR:g} (measured {100 * measured:.2f} %, modelled "
-            f"{100 * modelled:.2f} %)", 1 / FAILURE_FACTOR <= ratio <= FAILURE_FACTOR,
-            "the SETs fail at another rate than measured: check the protocol's SET "
-            "amplitude and compliance (a weaker SET fails more often)"))
+    checks += _failure_check("SETs", failed_sets, "the SETs fail at another rate than "
+                             "measured: check the protocol's SET amplitude and compliance "
+                             "(a weaker SET fails more often)")
+    checks += _failure_check("RESETs", failed_resets, "the RESETs fail at another rate "
+                             "than measured: check the protocol's RESET amplitude; a "
+                             "carrier whose tail holds the current below the RESET (a "
+                             "contact of many kOhm) needs a narrower spread")
     for p, what in (at_bounds or {}).items():
         checks.append(Check(f"carrier {p}", math.nan, "not at its limit", False,
                             f"the fit pushed {p}'s {what} to its limit: the data ask of "
                             "this carrier more than the model lets it give; refit the "
                             "card on this device, or --skip the metric it carries"))
     return Verdict("variation fit", tuple(checks))
+
+
+def _failure_check(operations: str, shares: tuple[float, float], advice: str
+                   ) -> list[Check]:
+    """The modelled share of failed ``operations`` within :data:`FAILURE_FACTOR` of the
+    measured one (both at most :data:`FAILURE_FLOOR` passes); none if not measured."""
+    measured, modelled = shares
+    if not math.isfinite(measured):
+        return []
+    if max(measured, modelled) <= FAILURE_FLOOR:
+        ratio = 1.0
+    else:  # none measured: any modelled share beyond the floor is infinitely many
+        ratio = modelled / measured if measured > 0 else math.inf
+    return [Check(f"failed {operations}, model/data", ratio,
+                  f"within x{FAILURE_FACTOR:g} (measured {100 * measured:.2f} %, modelled "
+                  f"{100 * modelled:.2f} %)", 1 / FAILURE_FACTOR <= ratio <= FAILURE_FACTOR,
+                  advice)]
 
 
 def noise_verdict(median_ratio: float, slopes: tuple[float, float],
