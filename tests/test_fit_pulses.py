@@ -146,7 +146,13 @@ def test_a_staircase_fit_recovers_a_synthetic_device_and_its_trends(tmp_path):
     """SET staircases at three gate voltages and a RESET staircase of a synthetic device,
     read with 2 % noise, fitted from the default card by ``rram fit-pulses``: the reads
     to the noise, every identified parameter within 10 % (or within two of its stated
-    standard errors where that is wider), and the staircases' trends within 10 %."""
+    standard errors where that is wider), and the staircases' trends within 10 %.
+
+    Issue 38 asks 10 % for every identified parameter; here ``alphaw`` ends 12.2 % off
+    with a stated error of 7.0 % and passes by the two-errors allowance.  Over eight
+    noise seeds (0.05 V steps) it scatters by 11 % where its stated error is 4-6 %: the
+    linearised errors understate the ``ea``-``j0``-``alphaw`` valley about twice
+    (measured, open)."""
     true = default_card().replace(**TRUE_VALUES)
     rec = staircase_record(true, noise=0.02, seed=0)
     write_pulses(rec, tmp_path / "staircases.csv")
