@@ -122,8 +122,10 @@ def failed_resets(reason) -> np.ndarray:
 def failed_reset_share(reason) -> float:
     """Share of the RESETs after a SET that switched that did not switch (NaN if no SET
     switched): :func:`failed_resets` over the cycles whose SET switched."""
+    reason = list(reason)
     after = ~did_not_switch(reason, NO_SET)
-    return float(failed_resets(reason)[after].mean()) if after.any() else float("nan")
+    failed = did_not_switch(reason, NO_RESET) & after  # :func:`failed_resets`, once
+    return float(failed[after].mean()) if after.any() else float("nan")
 
 
 def switching_voltage(ev: Mapping[str, np.ndarray], segments: np.ndarray, kind: str,

@@ -58,6 +58,8 @@ def scale_bounds(p: str, sigma: float) -> tuple[float, float]:
     """The range of carrier ``p``'s σ factor in the upper configuration at σ ``sigma``:
     from :data:`MIN_SCALE` to what keeps σ·factor within MAX_SIGMA and MAX_MODE_SCALE."""
     return MIN_SCALE, min(MAX_SIGMA[p] / sigma, MAX_MODE_SCALE)
+
+
 #: The factors on the layer :func:`geometry_scan` tries.
 GEOMETRY_GRID = (1.15, 1.3, 1.5, 1.75, 2.0)
 #: Moment steps (with the scan's sensitivities) each cell of the scan gets.

@@ -247,10 +247,9 @@ def target_of(frame: pd.DataFrame, skip: tuple[str, ...] = (),
     values = {m: r["value"].to_numpy(float) for m, r in rows.items()}
     devices = {m: r["device"].to_numpy() for m, r in rows.items()}
     design = check_design(frame) if nested else None
-    failed = (did_not_switch(lrs["reason"]).mean()
-              if "reason" in lrs.columns and len(lrs) else math.nan)
-    failed_reset = (failed_reset_share(lrs["reason"])
-                    if "reason" in lrs.columns and len(lrs) else math.nan)
+    judged = "reason" in lrs.columns and len(lrs) > 0
+    failed = did_not_switch(lrs["reason"]).mean() if judged else math.nan
+    failed_reset = failed_reset_share(lrs["reason"]) if judged else math.nan
     target = Target(values, devices, tuple(skip), tuple(sorted(weights.items())), design,
                     _data_ranks(lrs, hrs, skip), float(failed), failed_resets=failed_reset)
     if design:  # the conditional D2D spreads, their metrics paired by cycle

@@ -300,10 +300,11 @@ def save_spec(fit: VariationFit, path: str | Path, data_sha256: str, card: Card,
                             **({"configurations": fit.config.stats} if fit.config else {})},
                    "model": fit.model_stats,
                    "ks": fit.ks(),
-                   "failed_sets": {"data": (fit.target.failed_sets if math.isfinite(
-                       fit.target.failed_sets) else None), "model": fit.failed_sets()},
-                   "failed_resets": {"data": (fit.target.failed_resets if math.isfinite(
-                       fit.target.failed_resets) else None), "model": fit.failed_resets()},
+                   **{key: {"data": measured if math.isfinite(measured) else None,
+                            "model": modelled}
+                      for key, measured, modelled in (
+                          ("failed_sets", fit.target.failed_sets, fit.failed_sets()),
+                          ("failed_resets", fit.target.failed_resets, fit.failed_resets()))},
                    "evaluations": fit.nfev, "seconds": round(fit.seconds, 1)}
     if holdout is not None:
         data["holdout"] = holdout
