@@ -54,3 +54,40 @@ def test_of_a_correlated_pair_the_worse_determined_is_fixed():
 def test_log_fitted_errors_are_relative():
     rel = relative_errors(np.array([0.1, 0.1]), [5.0, 5.0], [True, False])
     assert rel[0] == np.log(10) * 0.1 and rel[1] == 0.1 / 5.0
+
+
+def test_switching_samples_are_the_jump_and_its_neighbours():
+    from rram.fit.objective import switching_samples
+
+    current = np.r_[np.full(5, 1e-7), np.full(5, 1e-4)]  # a SET between samples 4 and 5
+    current[3] = 1.1e-7
+    assert np.flatnonzero(switching_samples(current)).tolist() == [3, 4, 5, 6]
+    smooth = np.geomspace(1e-8, 1e-4, 40)  # 0.1 dec per sample: no event
+    assert not switching_samples(np.r_[0.0, smooth, 0.0]).any()  # nor 0 A at rest
+    assert not switching_samples(smooth).any()
+    assert not switching_samples(-smooth).any()  # a negative branch, by magnitude
+
+
+def test_a_recipe_that_excludes_switching_samples_fits_without_them():
+    from dataclasses import replace
+
+    from rram.card import default_card
+    from rram.fit.loop import IVCurve, MeasuredLoop
+    from rram.fit.objective import Objective
+    from rram.fit.recipe import Stage, default_recipe
+
+    v = np.r_[np.linspace(0, 1, 11), np.linspace(1, 0, 11)[1:]]
+    t = np.arange(v.size) * 1e-3
+    k = np.arange(v.size)  # the SET between samples 5 and 6, an LRS of 10 kOhm back
+    i_set = np.where(k < 6, 1e-7 * (1 + v), np.where(k <= 10, 1e-4, 1e-4 * v))
+    i_reset = -1e-5 * (1 + v) * np.r_[np.ones(8), 0.8, 0.6, 0.5, np.full(10, 0.4)]
+    loop = MeasuredLoop(IVCurve(1, t, v, i_set, "x"), IVCurve(1, t, -v, i_reset, "x"), 1e-4)
+    stage = Stage("s", ("ea",), "all")
+    plain = Objective(loop, default_recipe(), stage, default_card()).mask
+    recipe = replace(default_recipe(), exclude_switching_samples=True)
+    left = Objective(loop, recipe, stage, default_card()).mask
+    # the SET's jump (samples 5 and 6) and a neighbour on each side; the RESET's gradual
+    # fall stays
+    assert np.flatnonzero(plain & ~left).tolist() == [4, 5, 6, 7]
+    assert not (left & ~plain).any()
+

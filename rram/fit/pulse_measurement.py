@@ -367,6 +367,11 @@ class PulseMeasurement:
         r = self.simulate([card], options).resistance[0]
         return np.array([self.rms(r), *self.switching(r)])
 
+    def switching_points(self) -> np.ndarray:
+        # a read is a state after a whole pulse, not a sample inside an event: every
+        # read stays (the switching amplitudes are weighed by their own rows)
+        return np.zeros(len(self.record.reads), bool)
+
 
 def trends(record: PulseRecord, resistance: np.ndarray, sign: float
            ) -> dict[str, dict[float, float]]:

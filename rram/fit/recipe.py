@@ -96,6 +96,9 @@ class Recipe:
     voltage_scale: float = 0.01
     #: Compliance of the RESET sweep when the instrument had none (A).
     icc_reset: float = 0.1
+    #: Leave the data's samples at a switching event (:func:`rram.fit.objective.
+    #: switching_samples`) out of every residual: the switching voltages' rows weigh them.
+    exclude_switching_samples: bool = False
     #: the model whose parameters it fits (default: the default card's)
     model: Model | None = field(default=None, compare=False, repr=False)
 
@@ -151,6 +154,9 @@ class Recipe:
             raise InputError(f"recipe: voltage_scale must be a finite number > 0 V, got "
                              f"{self.voltage_scale!r}")
         check_compliance(self.icc_reset, "recipe: icc_reset")
+        if not isinstance(self.exclude_switching_samples, bool):
+            raise InputError("recipe: exclude_switching_samples must be true or false, got "
+                             f"{self.exclude_switching_samples!r}")
 
     @property
     def parameters(self) -> tuple[str, ...]:
