@@ -103,6 +103,34 @@ def test_tud_median_cycle_fits_within_the_targets(tud_fit):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "issue 38, open: the committed TUD card predates f2d5bba (the gap's soft clip "
+    "xguard/40 wide), after which make fit's loop fit ends elsewhere along its flat "
+    "valley (ea 1.892 against 1.859 eV, ei 2.89 against 2.33, f0 1.2e14 against 2.0e13, "
+    "rtop 87 against 146 Ohm, RMS 0.137 against 0.138 dec), and the variation fit on "
+    "that card fails 10 of its 14 checks (KS R_LRS 0.39, R_HRS median -45 %)"))
+def test_the_loop_fit_reproduces_the_committed_tud_card(tmp_path):
+    """``make fit``'s loop fit (its command, with OpenBLAS's Haswell kernels pinned as the
+    Makefile pins them) ends at the committed card's identified values: a change of the
+    model or the fit that moves them needs the card, its per-cycle scatter and its
+    variation spec refitted together."""
+    import os
+
+    root = DATA.parents[1]
+    out = tmp_path / "card.json"
+    subprocess.run([sys.executable, "-m", "rram.cli", "fit", str(SET_FILE), str(RESET_FILE),
+                    "--recipe", str(root / "recipes" / "default.json"), "--holdout", "0.1",
+                    "--out", str(out)], check=True, capture_output=True,
+                   env={**os.environ, "OPENBLAS_CORETYPE": "Haswell"})
+    fit, committed = load_card(out), load_card(root / "results" / "tud_H16248L_M12.card.json")
+    assert fit.meta["provenance"]["cycle"] == committed.meta["provenance"]["cycle"]
+    fitted = committed.meta["fit"]["identification"]["fitted"]
+    assert set(fit.meta["fit"]["identification"]["fitted"]) == set(fitted)
+    for name in fitted:
+        assert fit[name] == pytest.approx(committed[name], rel=0.01), name
+
+
+@pytest.mark.slow
 def test_every_parameter_reported_as_fitted_is_identified(tud_fit):
     from rram.fit.identify import MAX_CORRELATION, MAX_RELATIVE_ERROR
     from rram.fit.recipe import default_recipe
