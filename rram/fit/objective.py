@@ -94,8 +94,9 @@ def switching_samples(current: np.ndarray) -> np.ndarray:
     is a step function of the parameters (which sample the event falls on), not a smooth
     one: a model whose SET lands one 2 mV step after the data's misses by a decade there,
     and the fit trades every parameter to move the event by that step (issue 38: a
-    synthetic 1T1R loop fitted to the noise's RMS with ``j0`` 29 % and ``rho0`` 82 % off,
-    at errors of 0.04 % and 2 %).  The switching voltages have their own rows."""
+    synthetic 1T1R loop fitted to the noise's RMS with ``j0`` 29 % and ``alphaw`` 77 %
+    off, reported at errors of 0.04 % and 2.1 %).  The switching voltages have their own
+    rows."""
     magnitude = np.abs(np.asarray(current, float))
     log_i = np.log10(np.where(magnitude > 0, magnitude, np.nan))  # 0 A at rest: no event
     with np.errstate(invalid="ignore"):
