@@ -70,7 +70,8 @@ def test_the_sets_jump_sample_no_longer_sets_the_errors_when_excluded(tmp_path):
     device): the linearised error of ``j0`` at the truth is 0.035 % with the SET's jump
     samples in the residual (their finite difference is ~100× any other row's) and 14 %
     with them left to the V_set row (``exclude_switching_samples``); no parameter's error
-    shrinks (issue 38: fits of such a loop ended 29-82 % off at errors of 0.04-2 %)."""
+    shrinks (issue 38: a fit of such a loop ended with j0 29 % and alphaw 77 % off at
+    reported errors of 0.04 % and 2.1 %)."""
     import dataclasses
 
     import numpy as np
