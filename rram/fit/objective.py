@@ -101,13 +101,11 @@ def switching_samples(current: np.ndarray) -> np.ndarray:
     log_i = np.log10(np.where(magnitude > 0, magnitude, np.nan))  # 0 A at rest: no event
     with np.errstate(invalid="ignore"):
         step = np.abs(np.diff(log_i)) > SWITCH_JUMP_DEC
-    jump = np.zeros(len(log_i), bool)
-    jump[:-1] |= step
-    jump[1:] |= step
-    near = jump.copy()
-    near[1:] |= jump[:-1]
-    near[:-1] |= jump[1:]
-    return near
+    # a jump between samples i and i+1 marks samples i-1 .. i+2 (padded by one each side)
+    marked = np.zeros(len(log_i) + 2, bool)
+    for shift in range(4):
+        marked[shift:shift + len(step)] |= step
+    return marked[1:-1]
 
 
 def loop_rms(loop: MeasuredLoop, current: np.ndarray) -> float:
