@@ -7,8 +7,9 @@ identification compares.
 
 The residual of a card on a DC loop is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
 when the stage weighs them, the V_set, V_reset and SET-completion (90 % of the
-compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale`` and a
-penalty on a RESET that opens the gap beyond 0.65·l0 (:func:`gap_penalty`).  The Jacobian
+compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale``, a
+penalty on a RESET that opens the gap beyond 0.65·l0 (:func:`gap_penalty`) and one on a
+SET that widens the CF beyond 0.6·wcf (:func:`width_penalty`).  The Jacobian
 is a forward difference computed as one batch of cards in the vectorised engine (all
 columns in one call).
 """
@@ -80,6 +81,23 @@ def gap_penalty(gap_nm: float, l0: float) -> float:
     if not np.isfinite(gap_nm):
         return FAILED_RESIDUAL
     return max(0.0, gap_nm * 1e-9 / l0 - MAX_GAP_FRACTION) / 0.02
+
+
+#: The SET must leave the CF well inside the cell: a width beyond this fraction of
+#: ``wcf`` anywhere in the loop is penalised.  One compliance fixes R_LRS, not how it
+#: splits into the CF's resistivity and its width (``rho0``/w² is what the loop sees), and
+#: a CF at the cell's wall is the same in every cycle (no heating moves it), which the
+#: measured R_LRS spread rules out; a card is also used at compliances above its fitted
+#: one, whose wider CFs need room (twice the current, ~1.4× the width).
+MAX_WIDTH_FRACTION = 0.6
+
+
+def width_penalty(width_nm: float, wcf: float) -> float:
+    """0 while the widest CF of the loop is within MAX_WIDTH_FRACTION of ``wcf``, then one
+    unit per 2 % of ``wcf`` beyond (a residual row, like :func:`gap_penalty`)."""
+    if not np.isfinite(width_nm):
+        return FAILED_RESIDUAL
+    return max(0.0, width_nm * 1e-9 / wcf - MAX_WIDTH_FRACTION) / 0.02
 
 
 #: Between neighbouring samples, a change of log₁₀|I| beyond this (decades) is a
@@ -158,9 +176,10 @@ class LoopMeasurement:
         n_pts = int(mask.sum())
         for c in cards:
             if c is None:
-                rows.append(np.full(n_pts + 4 * (stage.voltage_weight > 0), FAILED_RESIDUAL))
+                rows.append(np.full(n_pts + 5 * (stage.voltage_weight > 0), FAILED_RESIDUAL))
                 continue
             cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
+            widest = float(np.max(sim.width[j]))
             j += 1
             r = log_residual(cur, loop.current)[mask]
             r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
@@ -173,7 +192,7 @@ class LoopMeasurement:
                       else 1.0 / recipe.voltage_scale
                       for m, d in zip(vm, v_data, strict=True)]
                 r = np.r_[r, stage.voltage_weight * np.array(dv),
-                          gap_penalty(gap_end, c["l0"])]
+                          gap_penalty(gap_end, c["l0"]), width_penalty(widest, c["wcf"])]
             rows.append(r)
         return np.array(rows)
 
