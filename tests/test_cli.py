@@ -120,6 +120,12 @@ def test_bad_variation_weight_exits_2_naming_it(run, tmp_path, weight, fragment)
     assert not out.exists()
 
 
+def _default_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_a_ctrl_c_a_library_swallowed_comes_again_until_the_command_stops():
     """rram.interrupt: the command line's SIGINT handler repeats a Ctrl-C every RETRY_S
     until the command stops on it, and not after (a fresh clone's run once saw `rram
@@ -147,8 +153,10 @@ def test_a_ctrl_c_a_library_swallowed_comes_again_until_the_command_stops():
         time.sleep(3 * interrupt.RETRY_S)  # handled: no more
         print("done")
     """)
+    # a background job inherits SIGINT ignored, and Python then keeps out of it: the
+    # child starts with the default disposition, as a command typed at a terminal does
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                       timeout=60)
+                       timeout=60, preexec_fn=_default_sigint)
     assert r.returncode == 0, r.stderr
     first, last = r.stdout.split("\n")[:2]
     assert first.startswith("again after") and float(first.split()[2]) <= 2.5
