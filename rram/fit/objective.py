@@ -8,8 +8,9 @@ identification compares.
 The residual of a card on a DC loop is log₁₀|I_model| − log₁₀|I_data| on the stage's points, plus,
 when the stage weighs them, the V_set, V_reset and SET-completion (90 % of the
 compliance: the SET's abruptness) mismatches in units of ``recipe.voltage_scale``, a
-penalty on a RESET that opens the gap beyond 0.65·l0 (:func:`gap_penalty`) and one on a
-SET that widens the CF beyond 0.45·wcf (:func:`width_penalty`).  The Jacobian
+penalty on a RESET that opens the gap beyond 0.65·l0 (:func:`gap_penalty`) and, when the
+recipe bounds it, one on a CF wider than a fraction of ``wcf`` (:func:`width_penalty`).
+The Jacobian
 is a forward difference computed as one batch of cards in the vectorised engine (all
 columns in one call).
 """
@@ -83,24 +84,19 @@ def gap_penalty(gap_nm: float, l0: float) -> float:
     return max(0.0, gap_nm * 1e-9 / l0 - MAX_GAP_FRACTION) / 0.02
 
 
-#: The SET must leave the CF well inside the cell: a width beyond this fraction of
-#: ``wcf`` anywhere in the loop is penalised.  One compliance fixes R_LRS, not how it
-#: splits into the CF's resistivity and its width (``rho0``/w² is what the loop sees);
-#: the distributions do.  Without a bound the TUD fit put the CF at 25.8 of 30 nm, where
-#: no heating moves it, and the variation fit on that card failed 10 of its 14 checks.
-#: The bound leaves room below the range of validity's :data:`~rram.validity.CELL_FILL`
-#: for a higher compliance and for the spec's widest cycles; measured on the TUD device
-#: (``make fit``, fitting/README.md): at 0.6·wcf 0.6-0.9 % of the spec's SETs filled the
-#: cell, at 0.4 two carriers ended on their limits, at 0.45 neither happens.
-MAX_WIDTH_FRACTION = 0.45
+#: A recipe's ``max_width_fraction`` bounds the CF's width in the fitted loop.  One
+#: compliance fixes R_LRS, not how it splits into the CF's resistivity and its width
+#: (``rho0``/w² is what the loop sees); the distributions do.  Without a bound the TUD
+#: fit puts the CF at 25.8 of 30 nm, where no heating moves it, and the variation fit on
+#: that card fails 10 of its 14 checks; fitting/README.md has the scan of the bound.
 
 
-def width_penalty(width_nm: float, wcf: float) -> float:
-    """0 while the widest CF of the loop is within MAX_WIDTH_FRACTION of ``wcf``, then one
-    unit per 2 % of ``wcf`` beyond (a residual row, like :func:`gap_penalty`)."""
+def width_penalty(width_nm: float, wcf: float, fraction: float) -> float:
+    """0 while the widest CF of the loop is within ``fraction`` of ``wcf``, then one unit
+    per 2 % of ``wcf`` beyond (a residual row, like :func:`gap_penalty`)."""
     if not np.isfinite(width_nm):
         return FAILED_RESIDUAL
-    return max(0.0, width_nm * 1e-9 / wcf - MAX_WIDTH_FRACTION) / 0.02
+    return max(0.0, width_nm * 1e-9 / wcf - fraction) / 0.02
 
 
 #: Between neighbouring samples, a change of log₁₀|I| beyond this (decades) is a
@@ -177,12 +173,13 @@ class LoopMeasurement:
                   set_completion_voltage(loop, loop.current))
         rows, j = [], 0
         n_pts = int(mask.sum())
+        bound = recipe.max_width_fraction if stage.voltage_weight > 0 else None
+        extra_rows = 4 + (bound is not None) if stage.voltage_weight > 0 else 0
         for c in cards:
             if c is None:
-                rows.append(np.full(n_pts + 5 * (stage.voltage_weight > 0), FAILED_RESIDUAL))
+                rows.append(np.full(n_pts + extra_rows, FAILED_RESIDUAL))
                 continue
-            cur, v_set, gap_end = sim.current[j], sim.v_set[j], sim.gap[j][-1]
-            widest = float(np.max(sim.width[j]))
+            cur, v_set, gap_end, width = sim.current[j], sim.v_set[j], sim.gap[j][-1], sim.width[j]
             j += 1
             r = log_residual(cur, loop.current)[mask]
             r = np.where(np.isfinite(r), r, FAILED_RESIDUAL)
@@ -195,7 +192,9 @@ class LoopMeasurement:
                       else 1.0 / recipe.voltage_scale
                       for m, d in zip(vm, v_data, strict=True)]
                 r = np.r_[r, stage.voltage_weight * np.array(dv),
-                          gap_penalty(gap_end, c["l0"]), width_penalty(widest, c["wcf"])]
+                          gap_penalty(gap_end, c["l0"])]
+                if bound is not None:
+                    r = np.r_[r, width_penalty(float(np.max(width)), c["wcf"], bound)]
             rows.append(r)
         return np.array(rows)
 

@@ -99,6 +99,9 @@ class Recipe:
     #: Leave the data's samples at a switching event (:func:`rram.fit.objective.
     #: switching_samples`) out of every residual: the switching voltages' rows weigh them.
     exclude_switching_samples: bool = False
+    #: A penalty on a loop whose CF grows wider than this fraction of ``wcf``
+    #: (:func:`rram.fit.objective.width_penalty`); None: no bound on the width.
+    max_width_fraction: float | None = None
     #: the model whose parameters it fits (default: the default card's)
     model: Model | None = field(default=None, compare=False, repr=False)
 
@@ -157,6 +160,10 @@ class Recipe:
         if not isinstance(self.exclude_switching_samples, bool):
             raise InputError("recipe: exclude_switching_samples must be true or false, got "
                              f"{self.exclude_switching_samples!r}")
+        if self.max_width_fraction is not None and not (
+                is_number(self.max_width_fraction) and 0 < self.max_width_fraction < 1):
+            raise InputError("recipe: max_width_fraction must be a number within (0, 1) "
+                             f"(a fraction of wcf) or null, got {self.max_width_fraction!r}")
 
     @property
     def parameters(self) -> tuple[str, ...]:
