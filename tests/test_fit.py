@@ -148,10 +148,9 @@ def test_the_width_penalty_keeps_the_fitted_cf_inside_the_cell():
     stage = Stage("kinetics", ("ea",), "all", 1.0, 5)
     free = Recipe(stages=(stage,))
     bounded = dataclasses.replace(free, max_width_fraction=0.1)  # 3 nm: the LRS is wider
-    rows = {}
-    for name, recipe in (("free", free), ("bounded", bounded)):
-        m = LoopMeasurement(loop)
-        rows[name] = m.rows([default_card()], m.point_mask("all"), stage, recipe, None)[0]
+    m = LoopMeasurement(loop)
+    rows = {name: m.rows([default_card()], m.point_mask("all"), stage, recipe, None)[0]
+            for name, recipe in (("free", free), ("bounded", bounded))}
     assert rows["bounded"].size == rows["free"].size + 1
     assert np.array_equal(rows["bounded"][:-1], rows["free"])
     assert rows["bounded"][-1] > 1.0

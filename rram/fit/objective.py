@@ -76,27 +76,28 @@ def point_sets(loop: MeasuredLoop) -> dict[str, np.ndarray]:
 MAX_GAP_FRACTION = 0.65
 
 
-def gap_penalty(gap_nm: float, l0: float) -> float:
-    """0 while the gap the RESET leaves is within MAX_GAP_FRACTION of l0, then one unit
-    per 2 % of l0 beyond (a residual row, like a V_set mismatch of 10 mV)."""
-    if not np.isfinite(gap_nm):
+def excess_penalty(length_nm: float, scale_m: float, fraction: float) -> float:
+    """A residual row on a length beyond ``fraction`` of ``scale_m``: 0 within it, then
+    one unit per 2 % of the scale (like a V_set mismatch of 10 mV); a failed simulation
+    (NaN) costs as much as a failed point."""
+    if not np.isfinite(length_nm):
         return FAILED_RESIDUAL
-    return max(0.0, gap_nm * 1e-9 / l0 - MAX_GAP_FRACTION) / 0.02
+    return max(0.0, length_nm * 1e-9 / scale_m - fraction) / 0.02
 
 
-#: A recipe's ``max_width_fraction`` bounds the CF's width in the fitted loop.  One
-#: compliance fixes R_LRS, not how it splits into the CF's resistivity and its width
-#: (``rho0``/w² is what the loop sees); the distributions do.  Without a bound the TUD
-#: fit puts the CF at 25.8 of 30 nm, where no heating moves it, and the variation fit on
-#: that card fails 10 of its 14 checks; fitting/README.md has the scan of the bound.
+def gap_penalty(gap_nm: float, l0: float) -> float:
+    """:func:`excess_penalty` of the gap the RESET leaves beyond MAX_GAP_FRACTION of l0."""
+    return excess_penalty(gap_nm, l0, MAX_GAP_FRACTION)
 
 
 def width_penalty(width_nm: float, wcf: float, fraction: float) -> float:
-    """0 while the widest CF of the loop is within ``fraction`` of ``wcf``, then one unit
-    per 2 % of ``wcf`` beyond (a residual row, like :func:`gap_penalty`)."""
-    if not np.isfinite(width_nm):
-        return FAILED_RESIDUAL
-    return max(0.0, width_nm * 1e-9 / wcf - fraction) / 0.02
+    """:func:`excess_penalty` of the loop's widest CF beyond a recipe's
+    ``max_width_fraction`` of ``wcf``.  One compliance fixes R_LRS, not how it splits into
+    the CF's resistivity and its width (``rho0``/w² is what the loop sees); the
+    distributions do.  Unbounded, the TUD fit puts the CF at 25.8 of 30 nm, where no
+    heating moves it, and the variation fit on that card fails 10 of its 14 checks
+    (docs/calibration.md has the scan of the bound)."""
+    return excess_penalty(width_nm, wcf, fraction)
 
 
 #: Between neighbouring samples, a change of log₁₀|I| beyond this (decades) is a
