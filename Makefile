@@ -38,10 +38,9 @@ FIT := fitting/results/tud_H16248L_M12
 # The loop fit is ill-conditioned (j0 and rho0 are not identified): the last bit of a
 # BLAS result moves its kinetics stage between minima of nearly equal RMS (0.138 and
 # 0.146 dec).  OpenBLAS picks its kernels by the CPU (an AVX-512 machine found a CF of
-# 6.7 nm where the committed card has 13.1 nm), so the fit pins the Haswell kernels,
-# which every x86-64 machine of the last decade runs.  The loop fit does not reproduce
-# the committed card, fitted with the gap clip before f2d5bba (issue 38, open:
-# fitting/README.md).
+# 6.7 nm where the Haswell kernels found 13.1 nm), so the fit pins the Haswell kernels,
+# which every x86-64 machine of the last decade runs; with them it writes the committed
+# files (fitting/README.md).
 fit: export OPENBLAS_CORETYPE = Haswell
 fit: bootstrap
 	$(BIN)/python -m rram.fit.tud $(TUD)_endurance_summary_1000cyc.txt $(TUD)_distribution.csv
@@ -50,11 +49,9 @@ fit: bootstrap
 	    --holdout 0.1
 	$(BIN)/rram fit-cycles $(TUD)_set_IV_101cyc.csv $(TUD)_reset_IV_105cyc.csv \
 	    --card $(FIT).card.json --out $(FIT).cycles.csv
-	# --accept: from scratch (2026-12-07, AMD EPYC, 2 cores, 5 min for `make fit`) the
-	# variation fit passes every check of its statistics but ends with rtop's and dei's
-	# spreads in the upper configuration on their limit and 0.66 % failed RESETs against
-	# none measured (failed checks); the spec is written with that verdict in it (issue
-	# 38, open)
+	# --accept: the variation fit passes 12 of its 14 checks; it fails R_LRS's shape (KS
+	# 0.107) and the failed RESETs (0.56 % against none measured), and the spec is
+	# written with that verdict in it (issue 38, open)
 	$(BIN)/rram fit-variation $(TUD)_distribution.csv --card $(FIT).card.json \
 	    --scatter $(FIT).cycles.csv --out $(FIT).variation.json \
 	    --plots fitting/results --holdout 0.1 --rounds 16 --polish 20 --accept

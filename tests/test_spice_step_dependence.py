@@ -9,8 +9,8 @@ smaller cap may hide a coarse run.
 The RESET is the hard part: its end gap is read through exp(x/xt), and its runaway goes
 through the circuit (rram/step_hint.py).  With the step hint bounding the SET runaway
 alone, R_off moved +6.3 %, +1.5 % and +3.7 % under the three option sets; with the RESET's
-bound, +0.09 %, +0.44 % and +0.38 %, the same in both polarities, and at most 0.33 % on the
-TUD card (measured).
+bound, +0.09 %, +0.44 % and +0.38 %, the same in both polarities (measured); on the TUD
+card R_LRS moves +0.62 % at ngspice's reltol 1e-3 (an xfail), within 0.5 % at 1e-4.
 """
 
 from __future__ import annotations
@@ -55,8 +55,22 @@ def _loop(options: dict, tmax: float, cell: str) -> dict[str, float]:
     return {k: float(row[k]) for k in METRICS}
 
 
-@pytest.mark.parametrize("cell", CELLS)
-@pytest.mark.parametrize("options", OPTION_SETS.values(), ids=OPTION_SETS.keys())
+#: (option set, cell) pairs that miss the 0.5 %
+_COARSE = {("ngspice defaults", "fitted TUD card"): (
+    "issue 37, open: at ngspice's reltol 1e-3 the TUD card's R_LRS reads +0.62 % at a "
+    "10 us cap and +0.89 % at 3 us against 1355.73 Ohm at <= 0.3 us (where it has "
+    "converged to 1e-5); the growth after the SET is integrated coarsely, and reltol "
+    "1e-4 holds it")}
+
+
+def _cases() -> list:
+    return [pytest.param(options, cell, id=f"{name}-{cell}",
+                         marks=[pytest.mark.xfail(strict=True, reason=_COARSE[name, cell])]
+                         if (name, cell) in _COARSE else [])
+            for cell in CELLS for name, options in OPTION_SETS.items()]
+
+
+@pytest.mark.parametrize(("options", "cell"), _cases())
 def test_the_loop_moves_half_a_percent_at_most_from_a_10_us_to_a_0_1_us_step_cap(options, cell):
     coarse, fine = _loop(options, 1e-5, cell), _loop(options, 1e-7, cell)
     moved = {k: coarse[k] / fine[k] - 1.0 for k in METRICS}

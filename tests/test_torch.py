@@ -31,6 +31,12 @@ STATES = {k: ((c["xlrs"] * 1e9, c["wlrs"] * 1e9), (c["xhrs"] * 1e9, c["whrs"] * 
           for k, c in CARDS.items()}
 
 
+#: The state rates' tolerance: their window factors σ = 0.5·(1 + tanh(z/2)) carry a
+#: relative error ~1e-16/σ where σ is small, so one ulp between torch's and libm's tanh
+#: shows as 2.7e-10 in br_w on the TUD card (at one of the 64 random points).
+STATE_RTOL = {"br_x": 1e-9, "br_w": 1e-9}
+
+
 @pytest.mark.parametrize("name", sorted(CARDS))
 def test_the_branch_flows_equal_the_numpy_rendering(name):
     card = CARDS[name]
@@ -45,8 +51,8 @@ def test_the_branch_flows_equal_the_numpy_rendering(name):
     cell = Cell([card] * n)
     got = cell.flows({k: torch.tensor(v) for k, v in zip(_device.NODES, nodes, strict=True)})
     for b, r in zip(_device.BRANCHES, ref, strict=True):
-        np.testing.assert_allclose(got[b].detach().numpy(), r, rtol=1e-12, atol=1e-30,
-                                   err_msg=b)
+        np.testing.assert_allclose(got[b].detach().numpy(), r, rtol=STATE_RTOL.get(b, 1e-12),
+                                   atol=1e-30, err_msg=b)
 
 
 def _in(lo: float, hi: float):

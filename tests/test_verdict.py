@@ -101,10 +101,11 @@ def test_a_carrier_is_on_a_bound_in_either_configuration():
 
 
 def test_the_committed_tud_fits_have_their_verdicts():
-    """The loop fit passes; the variation fit passes every check of its statistics, the
-    share of failed SETs too (1.33 % measured; 0.20 % modelled before the SET-failure
-    episodes, which needed --accept), as its saved verdict says; of its carriers, rtop's
-    and dei's spreads in the upper configuration sit on their limit (the xfail below)."""
+    """The loop fit passes; the variation fit passes every check of its statistics but
+    the shape of R_LRS (KS 0.107 against 0.10: its spread model/data 0.86), with no
+    carrier at a limit, as its saved verdict says; the saved verdict adds the failed
+    RESETs (0.56 % against none of the record's: issue 38, open), which `make fit`'s
+    --accept lets through."""
     card = load_card(TUD_CARD)
     fit = card.meta["fit"]
     loop = loop_verdict(fit["rms_log10_decades"],
@@ -119,16 +120,16 @@ def test_the_committed_tud_fits_have_their_verdicts():
                                   (saved["failed_sets"]["data"], saved["failed_sets"]["model"]),
                                   carriers_on_bounds(load_variation(TUD_SPEC), card))
     failed = {c.figure for c in variation.checks if not c.passed}
-    assert failed <= {"carrier rtop", "carrier dei"}, variation.lines()
-    assert json.loads(TUD_SPEC.read_text())["verdict"]["passed"]  # as saved (below)
+    assert failed == {"KS r_lrs_ohm"}, variation.lines()
+    verdict = json.loads(TUD_SPEC.read_text())["verdict"]
+    assert {c["figure"] for c in verdict["checks"] if not c["passed"]} == \
+        failed | {"failed RESETs, model/data"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "issue 38, open: the committed TUD spec's rtop and dei spreads in the upper "
-    "configuration sit on the fit's limit (mode_scale 0.1, MIN_SCALE); its saved verdict "
-    "predates the check of the upper configuration.  Refitted from scratch, dei's sits "
-    "there; with the limit at 0.01, rtop's spread reaches MAX_SIGMA (2.0) instead"))
 def test_the_committed_tud_spec_has_no_carrier_at_a_limit():
+    """Fitted on a card whose CF stays within 0.45·wcf (the default recipe's bound), no
+    carrier's spread ends on a limit (before the bound, rtop's and dei's in the upper
+    configuration sat on the fit's smallest factor)."""
     assert carriers_on_bounds(load_variation(TUD_SPEC), load_card(TUD_CARD)) == {}
 
 

@@ -38,7 +38,8 @@ MIN_SCATTER_FITS = 2
 def scatter_recipe(base: Recipe) -> Recipe:
     return Recipe(stages=(Stage("cycle", SCATTER_PARAMETERS, "all", 1.0, 15),),
                   log_parameters=base.log_parameters, bounds=base.bounds,
-                  voltage_scale=base.voltage_scale, icc_reset=base.icc_reset)
+                  voltage_scale=base.voltage_scale, icc_reset=base.icc_reset,
+                  max_width_fraction=base.max_width_fraction)
 
 
 def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,

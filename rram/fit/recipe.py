@@ -253,5 +253,6 @@ def default_recipe(model: Model | None = None, kind: str = "loop") -> Recipe:
                            model) for s in stages),
         log_parameters=cal.log_parameters,
         bounds={name: (lo, hi) for name, lo, hi in cal.bounds},
+        max_width_fraction=cal.max_width_fraction if kind == "loop" else None,
         model=model,
     )
