@@ -156,9 +156,10 @@ def test_the_width_penalty_keeps_the_fitted_cf_inside_the_cell():
 def test_a_width_bound_keeps_the_fitted_lrs_inside_the_cell(tud_fit):
     """One compliance does not split R_LRS into the CF's resistivity and its width: the
     default recipe's ``max_width_fraction`` (0.45) keeps the fitted loop's CF within
-    0.45·wcf; fitted without it, the TUD loop puts the CF at 25.8 of 30 nm at the same
-    RMS (where the variation fit loses its R_LRS carrier: ln-spread 0.037 against 0.66,
-    4 of 14 checks)."""
+    0.45·wcf; fitted without it, the TUD loop builds its LRS from a wider CF at the same
+    RMS: 0.62·wcf here, 25.8 of 30 nm with `make fit`'s Haswell kernels (where the
+    variation fit loses its R_LRS carrier: ln-spread 0.037 against 0.66, 4 of 14
+    checks)."""
     import dataclasses
 
     loop, bounded = tud_fit
@@ -168,7 +169,7 @@ def test_a_width_bound_keeps_the_fitted_lrs_inside_the_cell(tud_fit):
                     progress=False)
     widest = {k: float(np.nanmax(simulate_loops(loop, [f.card]).width[0])) * 1e-9
               / f.card["wcf"] for k, f in (("bounded", bounded), ("free", free))}
-    assert widest["bounded"] <= 0.46 and widest["free"] >= 0.7, widest
+    assert widest["bounded"] <= 0.46 and widest["free"] >= 0.55, widest
     assert bounded.rms_dec <= 0.145 and free.rms_dec <= 0.145
 
 

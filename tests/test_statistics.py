@@ -77,7 +77,10 @@ _SLOW_AT_THE_RANGE = pytest.mark.xfail(strict=True, reason=(
     "Monte Carlo redraws only the fast part, given the slow path (rram.mc.draws), so a "
     "carrier with a large slow share near a range end is drawn otherwise: deh (slow 84 %, "
     "8 % of its lower configuration beyond -1 eV) KS 0.051, dei (slow 95 %, its upper "
-    "centre at -1.0 eV) 0.130; with the slow path integrated out, 0.016 and 0.088"))
+    "centre at -1.0 eV) 0.130; with the slow path integrated out, 0.016 and 0.088.  "
+    "Drawing a slow entry by its quantile on the truncated normal instead gives 0.017 "
+    "and 0.019, but the spec refitted so puts deh's, dei's and rtop's spreads on their "
+    "limits (13 of 17 checks; every statistic passes)"))
 
 
 @pytest.mark.parametrize("carrier", ["rtop", pytest.param("deh", marks=_SLOW_AT_THE_RANGE),
