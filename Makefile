@@ -37,10 +37,9 @@ TUD := fitting/data/tud_H16248L_M12/tud_H16248L_M12
 FIT := fitting/results/tud_H16248L_M12
 # The loop fit is ill-conditioned (j0 and rho0 are not identified): the last bit of a
 # BLAS result moves its kinetics stage between minima of nearly equal RMS (0.138 and
-# 0.146 dec).  OpenBLAS picks its kernels by the CPU (an AVX-512 machine found a CF of
-# 6.7 nm where the Haswell kernels found 13.1 nm), so the fit pins the Haswell kernels,
-# which every x86-64 machine of the last decade runs; with them it writes the committed
-# files (fitting/README.md).
+# 0.146 dec).  OpenBLAS picks its kernels by the CPU (fitting/README.md has the CFs the
+# kernels gave), so the fit pins the Haswell kernels, which every x86-64 machine of the
+# last decade runs; with them it writes the committed files.
 fit: export OPENBLAS_CORETYPE = Haswell
 fit: bootstrap
 	$(BIN)/python -m rram.fit.tud $(TUD)_endurance_summary_1000cyc.txt $(TUD)_distribution.csv

@@ -152,6 +152,26 @@ def test_the_width_penalty_keeps_the_fitted_cf_inside_the_cell():
         dataclasses.replace(free, max_width_fraction=1.5)
 
 
+def test_the_per_cycle_fits_keep_the_recipe_the_card_was_fitted_with():
+    """`rram fit-cycles` refits each loop within the card's own recipe (its provenance):
+    a card fitted without the width bound gets an unbounded scatter; a card that was not
+    fitted, the model's default recipe."""
+    import dataclasses
+
+    from rram.fit.cycles import scatter_recipe
+    from rram.fit.recipe import recipe_of
+
+    tud = load_card(DATA.parents[1] / "results" / "tud_H16248L_M12.card.json")
+    assert recipe_of(tud).to_json() == default_recipe().to_json()
+    free = dataclasses.replace(default_recipe(), max_width_fraction=None,
+                               exclude_switching_samples=True)
+    card = tud.with_meta(provenance={**tud.meta["provenance"],
+                                     "recipe": json.loads(free.to_json())})
+    scatter = scatter_recipe(recipe_of(card))
+    assert scatter.max_width_fraction is None and scatter.exclude_switching_samples
+    assert scatter_recipe(recipe_of(default_card())).max_width_fraction == 0.45
+
+
 @pytest.mark.slow
 def test_a_width_bound_keeps_the_fitted_lrs_inside_the_cell(tud_fit):
     """One compliance does not split R_LRS into the CF's resistivity and its width: the
@@ -446,20 +466,10 @@ def test_the_loop_fit_depends_neither_on_its_start_nor_on_the_tolerances():
     largest relative standard error a fit reports for it, whichever is wider: the fits
     agree to what they claim to know.
 
-    Issue 36 found it failing (ea 2.30 against 2.94 eV in two basins of the
-    ea-alpha-ei valley, beyond their standard errors; before the refit's bounds, rtop 382
-    against 819 Ohm) and it was an xfail; since the gap's soft clip narrowed (f2d5bba)
-    it passed in every fresh-clone CI run (four, AMD EPYC), so it is a test again.
-
-    Measured on two CPUs.  (a) The random starts end bit-identical (RMS 0.13199 dec,
-    rtop 639 Ω); the halved run descends into the next basin of the flat
-    ea-alpha-ei-rtop valley: RMS 0.13126 dec, rtop 553 Ω (15.6 % apart; reported
-    ±9.6 %), alpha 15.3 % (±15.6 %), ea 10.5 % (±9.3 %); polished to convergence the two
-    ends stay 0.0006 dec apart.  (b) The random starts end bit-identical at RMS
-    0.13335 dec with ri held at its documented 1.15 (±67 %, not identified); the halved
-    run ends at 0.13319 dec with ri identified at 1.04 (±19 %), 10 % from the value the
-    others hold: whether a parameter on the edge of identifiability is counted as
-    identified depends on the basin, its value does not."""
+    It passed without the CF's width bound (the random starts bit-identical, the halved
+    run in the next basin of the ea-alpha-ei-rtop valley within the reported errors).
+    With the bound the starts reach two basins of the eh-alphah valley (the xfail's
+    figures): issue 38, open."""
     import dataclasses
 
     from rram.engine.run import Options

@@ -136,10 +136,12 @@ def test_the_fitted_tud_spec_sets_reach_the_compliance_as_measured():
 
 
 def test_the_fitted_tud_spec_reproduces_the_measured_distributions():
-    """On another seed than the fit's, the verdict's figures (rram.fit.verdict): the
-    medians of R_LRS and R_HRS within 10 %, every spread within 15 %, KS <= 0.10 for each
-    metric.  Measured on seeds 7-11: medians -3.5 to -8.1 %, spreads of R_LRS 0.90-0.92
-    and of R_HRS 1.07-1.17 of the data's, KS <= 0.096."""
+    """On another seed than the fit's, the verdict's figures (rram.fit.verdict, issue 38):
+    the medians of R_LRS and R_HRS within 10 %, every spread within 15 %, KS <= 0.10 for
+    each metric.  Issue 14 asked the resistances' spreads within 10 %, which the spec
+    fitted on the width-bounded card misses: measured on seeds 7-11, medians -3.5 to
+    -8.1 %, spreads of R_LRS 0.90-0.92 and of R_HRS 1.07-1.17 of the data's (1.119 on
+    this seed), KS <= 0.096."""
     from rram.fit.holdout import distribution_errors
     from rram.fit.verdict import KS_MAX, MEDIAN_MAX, SPREAD_MAX
 

@@ -454,10 +454,11 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, v
     from ..fit.cycles import fit_cycles, scatter_sigmas
     from ..fit.data import load_iv
     from ..fit.loop import build_loops
-    from ..fit.recipe import default_recipe
+    from ..fit.recipe import recipe_of
     from ..io import write_atomic
 
-    recipe = default_recipe()
+    card = load_card(card_path)
+    recipe = recipe_of(card)  # the per-cycle fits keep the card's bounds
     loops = build_loops([c for f in iv_files for c in load_iv(f, sweep_rate=sweep_rate)],
                         compliance, set_polarity,
                         recipe.icc_reset, v_gate, reset_gate, transistor)
@@ -465,8 +466,7 @@ def fit_cycles_cmd(iv_files, card_path, cycle_range, compliance, set_polarity, v
     loops = [lp for lp in loops if span is None or span[0] <= lp.cycle <= span[1]]
     if not loops:
         raise InputError(f"--cycles {cycle_range}: no cycle with both sweeps in range")
-    table = fit_cycles(loops, load_card(card_path), recipe,
-                       log=lambda s: click.echo(s, err=True))
+    table = fit_cycles(loops, card, recipe, log=lambda s: click.echo(s, err=True))
     write_atomic(out, lambda p: table.to_csv(p, index=False))
     ok = table[table["error"] == ""]
     click.echo(f"wrote {out}", err=True)

@@ -39,6 +39,7 @@ def scatter_recipe(base: Recipe) -> Recipe:
     return Recipe(stages=(Stage("cycle", SCATTER_PARAMETERS, "all", 1.0, 15),),
                   log_parameters=base.log_parameters, bounds=base.bounds,
                   voltage_scale=base.voltage_scale, icc_reset=base.icc_reset,
+                  exclude_switching_samples=base.exclude_switching_samples,
                   max_width_fraction=base.max_width_fraction)
 
 

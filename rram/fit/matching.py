@@ -46,9 +46,9 @@ RANK_UNIT = 0.05
 #: filled, many above tvalid).
 OUT_OF_RANGE_UNIT = 0.001
 #: A spec is no match whose RESETs fail where the device's did not: the failed-RESET
-#: share's mismatch is a residual row, one unit per 0.25 % (issue 38: the TUD spec's
-#: contact tail, 5-30 kOhm, held 1.4 % of the RESETs below their switch, against none
-#: of the record's 987).
+#: share's mismatch is a residual row, one unit per 0.25 % (issue 38: a contact's
+#: lognormal tail of a few kOhm holds a RESET's current below its switch; the committed
+#: TUD spec fails 0.56 % of its RESETs so, against none of the record's 987).
 FAILED_RESET_UNIT = 0.0025
 #: The smallest factor on a carrier's σ in the upper configuration.
 MIN_SCALE = 0.1

@@ -221,6 +221,15 @@ def load_recipe(path: str | Path, model: Model | None = None) -> Recipe:
     return Recipe.from_json(read_text(path, "recipe"), str(path), model)
 
 
+def recipe_of(card) -> Recipe:
+    """The recipe ``card`` was fitted with (its provenance: ``rram fit`` records it), or
+    its model's default recipe for a card that was not fitted."""
+    recorded = card.meta.get("provenance", {}).get("recipe")
+    if recorded is None:
+        return default_recipe(card.model)
+    return Recipe.from_json(json.dumps(recorded), "the card's fitting recipe", card.model)
+
+
 #: The initial state: fitted on a loop that is not steady (:func:`open_recipe`).
 INITIAL_STATE = ("x0", "w0")
 
