@@ -222,9 +222,10 @@ def test_an_ngspice_monte_carlo_over_the_exported_library_reproduces_the_python_
     (read back from the OSDI instances) from the spec's distributions (KS <= 0.12 per
     carrier against its marginal; measured 0.04-0.09); those devices' loops in ngspice
     against the Python engine's Monte Carlo of the spec: KS <= 0.10 on R_LRS, R_HRS and
-    V_set.  400, not the issue's 200: two samples of 200 and 2000 from one distribution
-    are 0.10 apart at the 5 % level (three metrics: one run in seven fails), of 400 at
-    the 0.3 % level."""
+    V_set.  300, not the issue's 200: two samples of 200 and 2000 from one distribution
+    are 0.10 apart at the 5 % level (three metrics: one run in seven fails), of 300 at
+    the 2 % level (each ngspice loop of the TUD protocol takes ~1.3 s).  Measured: KS
+    0.090, 0.071, 0.065 (R_LRS 0.103 with 200)."""
     import shutil
     import subprocess
 
@@ -238,7 +239,7 @@ def test_an_ngspice_monte_carlo_over_the_exported_library_reproduces_the_python_
     subprocess.run([openvaf(), va.name, "-o", "rram_tud.osdi"], cwd=tmp_path, check=True,
                    capture_output=True)
     card, spec, frame = _tud()
-    n, carriers = 400, spec.parameters
+    n, carriers = 300, spec.parameters
     deck = [f"* {n} cells of the statistical library", ".control", "pre_osdi rram_tud.osdi",
             "set num_threads=1", ".endc", ".options seed=11", f".lib {lib.name} mc",
             "V1 a 0 dc 0.1", *(f"X{i} a 0 rram_tud_cell state=1" for i in range(n)), ".op",
@@ -268,6 +269,7 @@ def test_an_ngspice_monte_carlo_over_the_exported_library_reproduces_the_python_
     assert len(rows) == n
     for column in ("r_lrs_ohm", "r_hrs_ohm", "v_set_V"):
         ks = ks_2samp(rows[column].dropna(), frame[column].dropna()).statistic
+        print(column, ks)
         assert ks <= 0.10, (column, ks)
 
 
