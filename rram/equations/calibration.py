@@ -64,7 +64,8 @@ class Calibration:
 #: 139 Ω, inside the bound.
 #:
 #: The CF's width is bounded to 0.45·wcf.  One compliance fixes R_LRS ∝ ``rho0``/w², not
-#: the width; unbounded, the TUD median loop puts the CF at 25.8 of 30 nm, where the
+#: the width; unbounded, the TUD median loop puts the CF at 25.8 of 30 nm (with `make
+#: fit`'s Haswell kernels; 0.62·wcf with others), where the
 #: heating (the R_LRS carrier ``kth``) no longer moves R_LRS, and the variation fit on
 #: that card passes 4 of its 14 checks.  At 0.45 it passes 12, with no device-cycle out
 #: of the range of validity (docs/calibration.md, "The CF's width", has the scan).

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..card import default_card
+from ..card import Card, default_card
 from ..checks import is_number, parse_json
 from ..errors import InputError
 from ..io import read_text
@@ -221,7 +221,7 @@ def load_recipe(path: str | Path, model: Model | None = None) -> Recipe:
     return Recipe.from_json(read_text(path, "recipe"), str(path), model)
 
 
-def recipe_of(card) -> Recipe:
+def recipe_of(card: Card) -> Recipe:
     """The recipe ``card`` was fitted with (its provenance: ``rram fit`` records it), or
     its model's default recipe for a card that was not fitted."""
     recorded = card.meta.get("provenance", {}).get("recipe")
