@@ -269,7 +269,6 @@ def test_an_ngspice_monte_carlo_over_the_exported_library_reproduces_the_python_
     assert len(rows) == n
     for column in ("r_lrs_ohm", "r_hrs_ohm", "v_set_V"):
         ks = ks_2samp(rows[column].dropna(), frame[column].dropna()).statistic
-        print(column, ks)
         assert ks <= 0.10, (column, ks)
 
 

@@ -36,11 +36,10 @@ MIN_SCATTER_FITS = 2
 
 
 def scatter_recipe(base: Recipe) -> Recipe:
-    return Recipe(stages=(Stage("cycle", SCATTER_PARAMETERS, "all", 1.0, 15),),
-                  log_parameters=base.log_parameters, bounds=base.bounds,
-                  voltage_scale=base.voltage_scale, icc_reset=base.icc_reset,
-                  exclude_switching_samples=base.exclude_switching_samples,
-                  max_width_fraction=base.max_width_fraction)
+    """``base`` with one short stage of the scatter parameters, started from the card
+    (every other setting of ``base`` kept: its bounds, log parameters and penalties)."""
+    return replace(base, stages=(Stage("cycle", SCATTER_PARAMETERS, "all", 1.0, 15,
+                                       base.model),), start={})
 
 
 def fit_cycles(loops: Sequence[MeasuredLoop], card: Card, base: Recipe,
